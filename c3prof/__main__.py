@@ -1,0 +1,3 @@
+from c3prof.cli import main
+
+raise SystemExit(main())

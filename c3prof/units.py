@@ -1,0 +1,43 @@
+"""Byte sizes as people write them in scenario files and on the command line."""
+
+import re
+
+from c3prof.errors import C3profError
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_bytes(value, what="size") -> int:
+    """'256MiB' -> 268435456; ints pass through. Raises C3profError on anything non-positive or odd."""
+    if isinstance(value, bool):
+        raise C3profError(f"{what}: expected a byte size, got {value!r}")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, float) and value.is_integer():
+        n = int(value)
+    elif isinstance(value, str):
+        m = _SIZE.match(value)
+        if not m or m.group(2).lower() not in _UNITS:
+            raise C3profError(f"{what}: cannot read {value!r} as a byte size (e.g. 4096, '64KiB', '256MiB', '1GiB')")
+        n = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if not float(n).is_integer():
+            raise C3profError(f"{what}: {value!r} is not a whole number of bytes")
+        n = int(n)
+    else:
+        raise C3profError(f"{what}: expected a byte size, got {value!r}")
+    if n <= 0:
+        raise C3profError(f"{what}: must be positive, got {value!r}")
+    return n
+
+
+def format_bytes(n: int) -> str:
+    """268435456 -> '256MiB' (exact binary units when they divide, else bytes)."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n}B"

@@ -1,0 +1,63 @@
+"""Build c3prof's Cython extension against the CUDA runtime headers.
+
+The extension cimports ``cuda.bindings.cyruntime``: calls go through cuda-bindings, which loads
+the CUDA runtime at run time, so nothing links against libcudart and the module imports on a
+machine without a GPU or driver. Only the headers are needed to compile. They are looked up in
+this order (the first directory that holds ``cuda_runtime_api.h`` wins):
+
+1. ``C3PROF_CUDA_INCLUDE`` (an explicit override),
+2. the ``nvidia-cuda-runtime`` wheel (``site-packages/nvidia/cu13/include``, a build requirement),
+3. ``$CUDA_HOME/include``, ``$CUDA_PATH/include``, ``/usr/local/cuda/include``.
+"""
+
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+from setuptools import Extension, setup
+
+
+def _wheel_include_dirs():
+    # nvidia-cuda-runtime and nvidia-cuda-crt install into site-packages/nvidia/cu13/include.
+    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path}
+    for root in sorted(r for r in roots if r):
+        for sub in ("nvidia/cu13/include", "nvidia/cuda_runtime/include"):
+            yield Path(root) / sub
+
+
+def cuda_include_dir() -> str:
+    candidates = []
+    if os.environ.get("C3PROF_CUDA_INCLUDE"):
+        candidates.append(Path(os.environ["C3PROF_CUDA_INCLUDE"]))
+    candidates.extend(_wheel_include_dirs())
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            candidates.append(Path(os.environ[var]) / "include")
+    candidates.append(Path("/usr/local/cuda/include"))
+    for path in candidates:
+        if (path / "cuda_runtime_api.h").is_file():
+            return str(path)
+    sys.exit(
+        "c3prof build: CUDA runtime headers (cuda_runtime_api.h) not found. Install the wheels "
+        "'nvidia-cuda-runtime==13.0.*' and 'nvidia-cuda-crt==13.0.*', or set C3PROF_CUDA_INCLUDE."
+    )
+
+
+def extensions():
+    from Cython.Build import cythonize
+
+    include = cuda_include_dir()
+    print(f"c3prof build: CUDA headers from {include}")
+    ext = Extension(
+        "c3prof._dma",
+        sources=["c3prof/_dma.pyx"],
+        include_dirs=[include],
+        # cuda-bindings' generated declarations need C++ (<type_traits>) from 13.x on.
+        language="c++",
+        extra_compile_args=["-O2"],
+    )
+    return cythonize([ext], language_level=3, compiler_directives={"embedsignature": True})
+
+
+setup(ext_modules=extensions())

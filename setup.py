@@ -57,7 +57,14 @@ def extensions():
         language="c++",
         extra_compile_args=["-O2"],
     )
-    return cythonize([ext], language_level=3, compiler_directives={"embedsignature": True})
+    # The Kineto trace scanner of `c3prof ingest`: plain C++ (vectors), no CUDA headers.
+    kineto = Extension(
+        "c3prof.ingest._kineto",
+        sources=["c3prof/ingest/_kineto.pyx"],
+        language="c++",
+        extra_compile_args=["-O3"],
+    )
+    return cythonize([ext, kineto], language_level=3, compiler_directives={"embedsignature": True})
 
 
 setup(ext_modules=extensions())

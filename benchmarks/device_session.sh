@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device-machine session: build c3prof in place against the image's packages, then run the
+# steps named on the command line, logging everything under $OUT (or ./out/device when unset).
+#
+#   bash benchmarks/device_session.sh build gputests bench capture-smoke capture-taxonomy
+#
+# The device image has torch, triton, cuda-bindings, Cython and pytest but reaches no package
+# registry, so the extension is built with the image's setuptools (no build isolation).
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+OUT=${OUT:-out/device}
+mkdir -p "$OUT/logs"
+LOG=$OUT/logs
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+
+step() { local name=$1; shift; echo "=== $name: $*"; local t0=$(date +%s%N);
+  "$@" >"$LOG/$name.log" 2>&1; local rc=$?; local t1=$(date +%s%N);
+  echo "=== $name rc=$rc $(( (t1 - t0) / 1000000 )) ms"; tail -n 25 "$LOG/$name.log"; return $rc; }
+
+for s in "$@"; do
+  case $s in
+    build) step build python3 setup.py build_ext --inplace ;;
+    info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
+    gputests) step gputests python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py ;;
+    bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
+           step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;
+    capture-smoke) step capture_smoke python3 -m c3prof capture --suite smoke --strategies base,sp,rp,dma --out "$OUT/h200_smoke.jsonl" ;;
+    capture-taxonomy) step capture_taxonomy /usr/bin/time -v python3 -m c3prof capture --suite taxonomy --out "$OUT/h200_taxonomy.jsonl" ;;
+    *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+# The device tool returns at most 8 files: pack everything into one archive.
+(cd "$OUT" && tar czf ../device_results.tgz . && find . -mindepth 1 -delete && mv ../device_results.tgz .)

@@ -1,0 +1,260 @@
+"""Per-run speedups, fraction of ideal and per-kernel slowdowns, each with a bootstrap interval.
+
+Definitions (DESIGN.md; medians over repetitions):
+
+- own metrics:      ideal_own = T_s / max(T_g, T_c); realized_own = T_s / T_cc;
+                    fraction_own = (realized_own - 1) / (ideal_own - 1)
+- primary metrics:  the same with the scenario's ``base`` run as reference for the work:
+                    ideal = T_s,base / max(T_g,base, T_c,base); realized = T_s,base / T_cc(run);
+                    fraction_of_ideal = (realized - 1) / (ideal - 1). For the base run primary == own.
+                    Without a (complete) base run in the group: primary = own, ``reference = "own"``.
+- slowdowns:        gemm_slowdown = median(concurrent gemm_ms) / median(gemm phase total_ms), same run;
+                    comm_slowdown likewise.
+- overlap:          per repetition of the concurrent phase, the share of the GEMM's interval during
+                    which the communication ran; its median.
+
+Every ratio is a function of medians of *different* phases or series (never two series of one
+phase), so resampling each series independently is the same as resampling each phase's
+repetitions independently. Each series gets one set of bootstrap median replicates (stats.py),
+shared by every ratio that uses it; a ratio's replicate b is the ratio of the series' replicates b.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from c3prof.analysis.dataset import Group, MergedRun
+from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
+                                   bootstrap_medians, no_ci, percentile_ci, rng_for)
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    n_resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    seed: int = DEFAULT_SEED
+
+
+@dataclass
+class Series:
+    """One measured series (e.g. the serial phase's total_ms of one run) and its median replicates."""
+
+    label: str
+    values: np.ndarray
+    median: float
+    replicates: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.values.size)
+
+
+class SeriesBank:
+    """Creates each series' bootstrap replicates once, with a seed derived from its name."""
+
+    def __init__(self, settings: BootstrapSettings):
+        self.settings = settings
+        self._cache: dict[tuple, Series] = {}
+
+    def get(self, run: MergedRun, phase: str, name: str) -> Series | None:
+        key = (run.group, run.id, phase, name)
+        if key in self._cache:
+            return self._cache[key]
+        values = run.series(phase, name)
+        if values is None or values.size == 0:
+            return None
+        rng = rng_for(self.settings.seed, *key)
+        s = Series(label=f"{run.id}:{phase}.{name}", values=values, median=float(np.median(values)),
+                   replicates=bootstrap_medians(values, self.settings.n_resamples, rng))
+        self._cache[key] = s
+        return s
+
+    def derived(self, key: tuple, label: str, values: np.ndarray) -> Series:
+        """A series computed per repetition (e.g. the overlap fraction), resampled like a measured one."""
+        if key not in self._cache:
+            rng = rng_for(self.settings.seed, *key)
+            self._cache[key] = Series(label=label, values=values, median=float(np.median(values)),
+                                      replicates=bootstrap_medians(values, self.settings.n_resamples, rng))
+        return self._cache[key]
+
+
+@dataclass
+class Estimate:
+    """A point estimate, its interval (or the reason for none) and its bootstrap replicates."""
+
+    value: float | None
+    ci: CI
+    replicates: np.ndarray | None = None
+
+    @property
+    def ci_list(self):
+        return self.ci.as_list()
+
+
+def missing(reason: str) -> Estimate:
+    return Estimate(None, no_ci(reason))
+
+
+def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
+             undefined: Callable[[float], str | None] | None = None) -> Estimate:
+    """Apply ``fn`` to the series' medians (point) and replicates (interval)."""
+    absent = [n for n, s in zip(names, series) if s is None]
+    if absent:
+        return missing(f"no {', '.join(absent)} series in the trace")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = float(fn(*[s.median for s in series]))
+        reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
+    why = undefined(value) if undefined else None
+    if why or not np.isfinite(value):
+        return Estimate(None, no_ci(why or "undefined"), None)
+    small = sorted({s.label for s in series if s.n < MIN_REPS})
+    if small:
+        return Estimate(value, no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}"), reps)
+    return Estimate(value, percentile_ci(reps, confidence), reps)
+
+
+# The formulas, written once; they work elementwise on floats and on replicate arrays.
+def ideal(ts, tg, tc):
+    return ts / np.maximum(tg, tc)
+
+
+def realized(ts, tcc):
+    return ts / tcc
+
+
+def fraction(ts, tg, tc, tcc):
+    return (realized(ts, tcc) - 1.0) / (ideal(ts, tg, tc) - 1.0)
+
+
+def ratio(a, b):
+    return a / b
+
+
+def fraction_of_ideal(ts: float, tg: float, tc: float, tcc: float) -> float:
+    """The scalar formula, for callers and tests: (T_s/T_cc - 1) / (T_s/max(T_g, T_c) - 1)."""
+    return float(fraction(ts, tg, tc, tcc))
+
+
+def _fraction_estimate(ts, tg, tc, tcc, names, confidence) -> Estimate:
+    """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain)."""
+    parts = [ts, tg, tc, tcc]
+    if any(p is None for p in parts):
+        return estimate(fraction, parts, names, confidence)
+    if ideal(ts.median, tg.median, tc.median) <= 1.0:
+        return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
+    est = estimate(fraction, parts, names, confidence)
+    if est.replicates is not None and est.ci.ok:
+        below = int(np.sum(ideal(ts.replicates, tg.replicates, tc.replicates) <= 1.0))
+        if below:
+            est.ci = no_ci(f"ideal speedup <= 1 in {below} of {est.replicates.size} resamples: "
+                           "fraction of ideal unstable")
+    return est
+
+
+@dataclass
+class RunMetrics:
+    run: MergedRun
+    reference: str  # "base" or "own"
+    reference_note: str | None
+    medians: dict[str, float | None]
+    base_medians: dict[str, float | None]
+    ideal: Estimate
+    realized: Estimate
+    fraction: Estimate
+    own_ideal: Estimate
+    own_realized: Estimate
+    own_fraction: Estimate
+    gemm_slowdown: Estimate
+    comm_slowdown: Estimate
+    overlap: Estimate
+    n_reps: dict[str, int] = field(default_factory=dict)
+
+
+def _overlap_series(run: MergedRun) -> np.ndarray | None:
+    """Per repetition: share of the GEMM's interval during which the communication was running."""
+    get = lambda name: run.series("concurrent", name)  # noqa: E731
+    gs, gd, cs, cd = get("gemm_start_ms"), get("gemm_ms"), get("comm_start_ms"), get("comm_ms")
+    if any(x is None for x in (gs, gd, cs, cd)):
+        return None
+    inter = np.minimum(gs + gd, cs + cd) - np.maximum(gs, cs)
+    return np.clip(inter, 0.0, None) / gd
+
+
+def _medians(bank: SeriesBank, run: MergedRun) -> dict[str, Series | None]:
+    return {
+        "T_g": bank.get(run, "gemm", "total_ms"),
+        "T_c": bank.get(run, "comm", "total_ms"),
+        "T_s": bank.get(run, "serial", "total_ms"),
+        "T_cc": bank.get(run, "concurrent", "total_ms"),
+        "T_g_cc": bank.get(run, "concurrent", "gemm_ms"),
+        "T_c_cc": bank.get(run, "concurrent", "comm_ms"),
+    }
+
+
+def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_note: str | None = None) -> RunMetrics:
+    conf = bank.settings.confidence
+    own = _medians(bank, run)
+    if base is not None and base is not run:
+        ref, note = "base", None
+        b = _medians(bank, base)
+    elif base is run:
+        ref, note, b = "base", None, own
+    else:
+        ref, note, b = "own", base_note, own
+    names = ["T_s", "T_g", "T_c"]
+    own_ideal = estimate(ideal, [own[k] for k in names], names, conf)
+    own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf)
+    own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf)
+    if b is own:
+        p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
+    else:
+        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf)
+        p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf)
+        p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
+                                        [f"base {k}" for k in names] + ["T_cc"], conf)
+    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf)
+    comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf)
+    ov_values = _overlap_series(run)
+    if ov_values is None:
+        overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
+    else:
+        s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values)
+        overlap = estimate(lambda x: x, [s], ["overlap"], conf)
+    return RunMetrics(
+        run=run, reference=ref, reference_note=note,
+        medians={k: (v.median if v else None) for k, v in own.items()},
+        base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
+        ideal=p_ideal, realized=p_realized, fraction=p_fraction,
+        own_ideal=own_ideal, own_realized=own_realized, own_fraction=own_fraction,
+        gemm_slowdown=gemm_sd, comm_slowdown=comm_sd, overlap=overlap,
+        n_reps={p: run.n_reps(p) for p in ("gemm", "comm", "serial", "concurrent")},
+    )
+
+
+def find_base(group: Group, run: MergedRun) -> tuple[MergedRun | None, str | None]:
+    """The scenario's base run in the same group, or None with the reason primary falls back to own."""
+    bases = [r for r in group.runs.values() if r.strategy == "base" and r.name == run.name]
+    complete = [r for r in bases if r.complete]
+    if not bases:
+        return None, f"no base run for scenario {run.name!r} in this group"
+    if not complete:
+        return None, f"base run of {run.name!r} is incomplete (missing {', '.join(bases[0].missing_phases)})"
+    # Several base variants: the first listed (the default variant) is the reference.
+    order = group.variant_order.get("base", [])
+    complete.sort(key=lambda r: order.index(r.variant) if r.variant in order else len(order))
+    return complete[0], None
+
+
+def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
+    """Metrics of every complete run of a group, in first-appearance order."""
+    out = []
+    for run in group.runs.values():
+        if not run.complete:
+            continue
+        # A base run is its own reference (primary == own), whatever its variant.
+        base, why = (run, None) if run.strategy == "base" else find_base(group, run)
+        out.append(run_metrics(run, base, bank, why))
+    return out

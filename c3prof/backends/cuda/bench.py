@@ -1,0 +1,141 @@
+"""The CUDA test bench: everything the capture runner asks of a GPU, behind one small interface.
+
+The runner (c3prof/capture/runner.py) only calls the methods below; a GPU-free fake with the
+same methods drives the runner's tests. An AMD backend would provide the same class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from c3prof import _dma
+from c3prof.backends.cuda import device as dev
+from c3prof.backends.cuda.ceilings import measure_ceilings
+from c3prof.backends.cuda.engine_evidence import probe
+from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
+from c3prof.backends.cuda.nvml import Nvml
+from c3prof.backends.cuda.partition import GreenPartition
+from c3prof.backends.cuda.streams import Gate, make_stream
+from c3prof.backends.cuda.transports import TransferBuffers, make_transport
+from c3prof.capture.phases import PhaseTimer
+from c3prof.capture.strategies import Variant
+from c3prof.scenarios import Scenario
+
+EVIDENCE_BYTES = 256 * 2**20
+
+
+@dataclass
+class ScenarioSetup:
+    scenario: Scenario
+    gemm: TorchGemm
+    buffers: TransferBuffers
+
+    def close(self):
+        self.gemm.close()
+        self.buffers = None
+
+
+@dataclass
+class VariantSetup:
+    timer: PhaseTimer
+    transport: Any
+    params: dict                   # actual values (SM counts as granted, CTA count) for the trace
+    _closers: list = field(default_factory=list)
+
+    def close(self):
+        for c in self._closers:
+            c()
+
+
+class CudaBench:
+    def __init__(self, device: int = 0, seed: int = 0):
+        dev.cuda_env_defaults()
+        dev.require_gpus(device + 1)
+        torch = dev.require_torch()
+        torch.cuda.set_device(device)
+        _dma.set_device(device)
+        torch.cuda.init()
+        self.torch = torch
+        self.device = device
+        self.seed = seed
+        self.props = _dma.device_properties(device)
+        self.sm_count = self.props["sm_count"]
+        self.priority_range = _dma.stream_priority_range()
+        self.nvml = Nvml(device)
+        self.stream = make_stream(torch, label="default")
+        self.gate = Gate(torch)
+
+    # -- records -------------------------------------------------------------------------------
+
+    def machine_record(self) -> dict:
+        from c3prof.backends.cuda.machine import machine_record
+
+        return machine_record(self.torch, self.nvml, self.device)
+
+    def clocks(self) -> dict:
+        return self.nvml.clocks()
+
+    def ceilings_record(self, dtypes) -> dict:
+        return measure_ceilings(self.torch, self.stream, dtypes, self.props["l2_bytes"], self.sm_count)
+
+    def engine_evidence_record(self, transport_name: str) -> dict:
+        buffers = TransferBuffers(self.torch, EVIDENCE_BYTES, seed=self.seed + 99)
+        t = make_transport(self.torch, transport_name, buffers, ctas=2 * self.sm_count)
+        rec = probe(self.torch, self.nvml, t, self.stream)
+        del t, buffers
+        self.torch.cuda.empty_cache()
+        return rec
+
+    # -- capacity checks (before allocating) -----------------------------------------------------
+
+    def check_fits(self, scenario: Scenario, transports) -> None:
+        n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
+        device_bytes = n_sets * set_bytes(scenario.gemm) + 2 * scenario.comm.bytes
+        host = max((TransferBuffers.host_bytes_needed(t, scenario.comm.bytes) for t in transports), default=0)
+        free_b, _ = _dma.mem_get_info()
+        dev.check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
+
+    # -- setups ---------------------------------------------------------------------------------
+
+    def open_scenario(self, scenario: Scenario) -> ScenarioSetup:
+        gemm = TorchGemm(self.torch, scenario.gemm, input_sets(scenario.gemm, self.props["l2_bytes"]), seed=self.seed)
+        buffers = TransferBuffers(self.torch, scenario.comm.bytes, seed=self.seed + 1)
+        self.torch.cuda.synchronize()
+        return ScenarioSetup(scenario, gemm, buffers)
+
+    def open_variant(self, setup: ScenarioSetup, v: Variant) -> VariantSetup:
+        torch = self.torch
+        closers = []
+        params = v.params()
+        if v.gemm_sms is not None:
+            part = GreenPartition(torch, v.gemm_sms, self.device, v.gemm_priority, v.comm_priority,
+                                  want_comm_group=v.comm_sms is not None)
+            closers.append(part.close)
+            gemm_stream = part.gemm_stream
+            comm_stream = part.comm_stream or make_stream(torch, v.comm_priority, "comm")
+            params.update(gemm_sms=part.gemm_sms, comm_sms=part.comm_sms)
+        else:
+            gemm_stream = make_stream(torch, v.gemm_priority, "gemm")
+            comm_stream = make_stream(torch, v.comm_priority, "comm")
+        ctas = None
+        if v.transport == "sm_kernel":
+            ctas = v.comm_ctas or 2 * (comm_stream.sms or self.sm_count)
+            params["comm_ctas"] = ctas
+        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas)
+        timer = PhaseTimer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
+                           make_pool=_dma.EventPool, gate=self.gate)
+        # Streams must outlive the timer's queued work; keep them referenced until close().
+        closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
+        return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)
+
+    def recoverable(self, exc: BaseException) -> bool:
+        """Failures that lose one run, not the capture: out of memory, a bad partition request."""
+        from c3prof.errors import C3profError
+
+        if isinstance(exc, self.torch.cuda.OutOfMemoryError):
+            with contextlib.suppress(Exception):
+                self.torch.cuda.empty_cache()
+            return True
+        return isinstance(exc, C3profError)

@@ -1,0 +1,75 @@
+"""Is there a usable GPU, and does a scenario fit in it? Checked before anything is allocated."""
+
+from __future__ import annotations
+
+import os
+
+from c3prof.errors import C3profError, NoGPUError
+
+EXAMPLE_TRACE = "tests/data/h200_taxonomy.jsonl"
+NO_GPU_HINT = (f"c3prof capture needs an NVIDIA GPU; without one, analyze a recorded trace: "
+               f"`c3prof report {EXAMPLE_TRACE} --figures out/figures`")
+
+
+def require_gpus(count: int = 1) -> int:
+    """Return the number of visible GPUs, or raise NoGPUError with a one-line explanation."""
+    from c3prof import _dma
+
+    try:
+        n = _dma.device_count()
+    except _dma.CudaError as exc:
+        if exc.code in _dma.NO_GPU_ERRORS:
+            raise NoGPUError(f"no usable GPU ({exc.name}). {NO_GPU_HINT}") from None
+        raise NoGPUError(f"cannot query GPUs: {exc}. {NO_GPU_HINT}") from None
+    if n == 0:
+        raise NoGPUError(f"no GPU visible. {NO_GPU_HINT}")
+    if n < count:
+        raise NoGPUError(f"this capture needs {count} GPUs but {n} are visible")
+    return n
+
+
+def require_torch():
+    """Import torch with CUDA, or explain how to get it."""
+    try:
+        import torch
+    except ImportError:
+        raise C3profError("c3prof capture needs PyTorch: pip install 'c3prof[capture]'") from None
+    if not torch.cuda.is_available():
+        raise NoGPUError(f"torch {torch.__version__} sees no CUDA device (a CPU-only build?). {NO_GPU_HINT}")
+    return torch
+
+
+def host_available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (None where unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_fits(what: str, device_bytes: int, host_pinned_bytes: int, free_device_bytes: int) -> None:
+    """Raise C3profError if a scenario would not fit, before allocating anything.
+
+    Keeps 10% of free device memory (and 20% of available host memory) as headroom for the
+    allocator, cuBLAS workspaces and the validation readback.
+    """
+    from c3prof.units import format_bytes as fb
+
+    if device_bytes > 0.9 * free_device_bytes:
+        raise C3profError(f"{what} needs {device_bytes / 2**30:.2f} GiB of device memory but only "
+                          f"{free_device_bytes / 2**30:.2f} GiB are free")
+    avail = host_available_bytes()
+    if host_pinned_bytes and avail is not None and host_pinned_bytes > 0.8 * avail:
+        raise C3profError(f"{what} needs {fb(host_pinned_bytes)} of pinned host memory but only "
+                          f"{avail / 2**30:.2f} GiB are available")
+
+
+def cuda_env_defaults() -> None:
+    """Keep NVLink multicast off in every process c3prof starts (shared machines; see README)."""
+    for key, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"),
+                       ("NVSHMEM_DISABLE_NVLS", "1")):
+        os.environ.setdefault(key, value)

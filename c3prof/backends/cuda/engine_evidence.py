@@ -1,0 +1,38 @@
+"""Which engine carried a transport, by measurement: NVML GPM SM utilization while it runs alone.
+
+A transfer carried by copy engines leaves the SMs idle (SM_UTIL about 0); one carried by SMs
+(a copy kernel, or a same-device cudaMemcpy on this driver) keeps them busy. The transport runs
+back to back, alone, for a window of ``window_s`` (GPM needs >= 100 ms); the SM utilization and
+link counters over that window are the evidence recorded in the trace.
+"""
+
+from __future__ import annotations
+
+import math
+
+from c3prof.backends.cuda.ceilings import _time_ms
+
+SM_BUSY_PCT = 20.0   # above: carried by SMs; below 5: copy engine; between: unknown
+SM_IDLE_PCT = 5.0
+METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
+
+
+def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
+    one_ms = sorted(_time_ms(stream, lambda i: transport.launch(stream, i), reps=3, warmup=1))[1]
+    reps = max(1, math.ceil((window_s + 0.25) * 1e3 / max(one_ms, 1e-3)))
+
+    def busy():
+        for i in range(reps):
+            transport.launch(stream, i)
+        return stream.dma.synchronize
+
+    result = nvml.gpm_window(METRICS, window_s, busy)
+    rec = {"record": "engine_evidence", "transport": transport.name, "bytes": transport.nbytes,
+           "expected_carrier": transport.expected_carrier, "method": "nvml_gpm_sm_util",
+           "single_transfer_ms": one_ms}
+    if "error" in result:
+        return {**rec, "carrier": "unknown", "reason": result["error"]}
+    sm = result["metrics"].get("sm_util")
+    carrier = "unknown" if sm is None else "sm" if sm >= SM_BUSY_PCT else "copy_engine" if sm <= SM_IDLE_PCT else "unknown"
+    return {**rec, "carrier": carrier, "metrics": result["metrics"], "window_s": result["window_s"],
+            "rule": f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"}

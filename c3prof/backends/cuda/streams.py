@@ -1,0 +1,55 @@
+"""A stream as both c3prof._dma and torch see it, so copies, events and GEMMs share one queue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from c3prof import _dma
+
+# torch.cuda._sleep spins for a number of GPU clock cycles; H200 SMs run at up to ~1.98 GHz.
+# Over-estimating the clock only makes the gate longer, which is harmless.
+_CYCLES_PER_MS = 2.0e6
+
+
+@dataclass
+class DeviceStream:
+    dma: _dma.Stream
+    torch: Any                      # torch.cuda.ExternalStream over the same cudaStream_t
+    sms: int | None = None          # SMs its work may use (None: the whole GPU)
+    label: str = ""
+
+
+def make_stream(torch, priority: int = 0, label: str = "", handle: int | None = None,
+                sms: int | None = None) -> DeviceStream:
+    """A new stream (or a wrapper over ``handle``, e.g. a green-context stream)."""
+    s = _dma.Stream(priority=priority) if handle is None else _dma.Stream(handle=handle)
+    return DeviceStream(dma=s, torch=torch.cuda.ExternalStream(s.handle), sms=sms, label=label)
+
+
+class Gate:
+    """The pre-batch GPU sleep (see capture/phases.py): long enough for the host to enqueue a batch.
+
+    The host's enqueue cost per repetition is measured as batches are enqueued, and the gate is
+    sized to twice that, between 0.2 ms and 50 ms.
+    """
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.ms_per_rep = 0.2
+
+    def __call__(self, stream: DeviceStream, reps: int) -> None:
+        ms = min(50.0, max(0.2, 2.0 * self.ms_per_rep * reps))
+        with self.torch.cuda.stream(stream.torch):
+            self.torch.cuda._sleep(int(ms * _CYCLES_PER_MS))
+
+    def observe(self, host_ms: float, reps: int) -> None:
+        if reps > 0:
+            self.ms_per_rep = max(self.ms_per_rep * 0.5, host_ms / reps)
+
+
+class TimedEventPool:
+    """c3prof._dma.EventPool for the phase timer (kept separate so tests can swap in a fake)."""
+
+    def __new__(cls, size: int):
+        return _dma.EventPool(size)

@@ -1,0 +1,153 @@
+"""`c3prof capture`: parse, check everything that can be checked before touching the GPU, run.
+
+Exit status: 0 all measured and validated; 1 some run failed or a transfer did not validate
+(everything else is kept in the trace); 2 bad input or no usable GPU; 130 interrupted (every
+completed phase is in the trace; continue with --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from c3prof.errors import C3profError, TraceError
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
+    p.add_argument("--strategies", default="base,sp,rp,dma",
+                   help="comma-separated: base, sp, rp, dma, dma+rp (default: base,sp,rp,dma)")
+    p.add_argument("--out", required=True, metavar="TRACE", help="trace file to write (JSON Lines)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted capture in --out")
+    p.add_argument("--reps", type=int, default=9, help="minimum repetitions per phase (default 9)")
+    p.add_argument("--max-reps", type=int, default=60, help="maximum repetitions per phase (default 60)")
+    p.add_argument("--max-noise", type=float, default=0.01,
+                   help="stop once the relative noise (1.4826 MAD/median) is at most this (default 0.01)")
+    p.add_argument("--phase-timeout", type=float, default=10.0, help="seconds per phase at most (default 10)")
+    p.add_argument("--warmup", type=int, default=2, help="unrecorded repetitions before each phase (default 2)")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=(96, 112, 120),
+                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 96,112,120)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=(32,),
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default 32)")
+    p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
+                   help="how base/sp/rp move bytes on one GPU (default sm_kernel)")
+    p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
+                   help="copy-engine transfer used by dma (default ce_h2d)")
+    p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
+
+
+def _check_output(path: Path, resume: bool) -> None:
+    """Catch an unusable --out before the GPU is touched."""
+    if resume:
+        if not path.exists():
+            raise TraceError(f"{path}: nothing to resume (file does not exist)")
+        if not os.access(path, os.W_OK):
+            raise TraceError(f"{path}: not writable")
+        return
+    if path.exists() and path.stat().st_size > 0:
+        raise TraceError(f"{path}: already exists; use --resume to continue it or choose another --out")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
+    if not os.access(parent, os.W_OK):
+        raise TraceError(f"{path}: folder {parent} is not writable")
+
+
+def _load_scenarios(args):
+    from c3prof.scenarios import load_scenario_file, load_suite
+
+    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "taxonomy")
+    if args.only:
+        keep = [n for n in args.only.split(",") if n]
+        unknown = sorted(set(keep) - {s.name for s in scenarios})
+        if unknown:
+            raise C3profError(f"--only: no scenario named {unknown[0]!r}")
+        scenarios = [s for s in scenarios if s.name in keep]
+    return scenarios
+
+
+def _check_resume_matches(existing, bench, plans) -> None:
+    old_gpu = existing.machine.get("gpu", {}).get("name")
+    new_gpu = bench.nvml.identity().get("name")
+    if old_gpu and new_gpu and old_gpu != new_gpu:
+        raise TraceError(f"{existing.path}: captured on {old_gpu}; this machine has {new_gpu}. Resume on the same GPU")
+    planned = {p.id: p for p in plans}
+    for rid, run in existing.runs.items():
+        if rid in planned and run.scenario != planned[rid].scenario.to_dict():
+            raise TraceError(f"{existing.path}: scenario of run {rid} differs from the one asked for now")
+
+
+def run(args) -> int:
+    from c3prof.capture.stopping import StoppingRule
+    from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
+
+    strategies = parse_strategies(args.strategies)
+    try:
+        rule = StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
+                            timeout_s=args.phase_timeout, warmup=args.warmup)
+    except ValueError as exc:
+        raise C3profError(str(exc)) from None
+    scenarios = _load_scenarios(args)
+    out = Path(args.out)
+    _check_output(out, args.resume)
+
+    # Only now touch the GPU (and import torch).
+    from c3prof.backends.cuda.bench import CudaBench
+    from c3prof.capture.progress import SweepProgress
+    from c3prof.capture.runner import CaptureOptions, Runner
+    from c3prof.trace import TraceWriter
+
+    bench = CudaBench(device=args.device, seed=args.seed)
+    plans = plan_runs(scenarios, strategies, PlanOptions(
+        sm_count=bench.sm_count, greatest_priority=bench.priority_range[1], rp_gemm_sms=args.rp_gemm_sms,
+        rp_comm_ctas=args.rp_comm_ctas, sm_transport=args.sm_transport, dma_transport=args.dma_transport))
+    for s in scenarios:
+        bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
+    writer = TraceWriter(out, resume=args.resume, command=["c3prof", *sys.argv[1:]])
+    if writer.repaired_bytes:
+        print(f"c3prof capture: dropped an incomplete last line ({writer.repaired_bytes} bytes) left by an "
+              f"interrupted write", file=sys.stderr)
+    if writer.existing is not None:
+        try:
+            _check_resume_matches(writer.existing, bench, plans)
+        except TraceError:
+            writer.close()
+            raise
+    progress = SweepProgress(enabled=not args.quiet)
+    runner = Runner(bench, writer, CaptureOptions(rule=rule, inject_corruption=args.inject_corruption,
+                                                  evidence=not args.no_evidence), progress, existing=writer.existing)
+    try:
+        summary = runner.run(plans)
+    except KeyboardInterrupt:
+        print(f"c3prof capture: interrupted; {runner.summary.phases_measured} phases measured now are kept in "
+              f"{out}; continue with the same command plus --resume", file=sys.stderr)
+        return 130
+    finally:
+        writer.close()
+    print(f"c3prof capture: {summary.phases_measured} phases written to {out}", file=sys.stderr)
+    if summary.runs_failed or summary.validation_failures:
+        print(f"c3prof capture: {len(summary.runs_failed)} run(s) failed, {len(summary.validation_failures)} "
+              f"transfer(s) did not validate (details in the trace's error/validation records)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,168 @@
+"""Time the four phases of a run with device events: gemm, comm, serial, concurrent.
+
+Every repetition records five events into an event pool:
+
+    S   the repetition's start, on the stream that launches first
+    G0  G1   around the GEMM, on the GEMM stream
+    C0  C1   around the communication, on the communication stream
+
+From them each repetition yields ``total_ms`` (first start to last end: T_g, T_c, T_s or T_cc),
+each side's duration (``gemm_ms``, ``comm_ms``) and start offsets from S. In the concurrent phase
+both sides wait only for S, so they are released together; in the serial phase the second side
+waits for the first side's end. Consecutive repetitions never overlap: the first stream of a
+repetition waits for the previous repetition's last event on the other stream.
+
+Repetitions are enqueued in batches without host synchronization, behind a short GPU sleep (the
+gate) that lets the host enqueue the whole batch before the GPU starts it: otherwise the second
+launch of a concurrent pair could reach an idle GPU late, and launch gaps would be timed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from c3prof.capture.stopping import StoppingRule, relative_noise
+
+S, G0, G1, C0, C1 = range(5)
+EVENTS_PER_REP = 5
+PHASES = ("gemm", "comm", "serial", "concurrent")
+
+
+class Workload(Protocol):
+    """Something enqueued on a stream: a GEMM or a transport. ``rep`` selects rotating inputs."""
+
+    def launch(self, stream: Any, rep: int) -> None: ...
+
+
+class EventPool(Protocol):
+    """c3prof._dma.EventPool's interface (a fake implements it in the GPU-free tests)."""
+
+    size: int
+
+    def record(self, i: int, stream: Any) -> None: ...
+    def wait(self, i: int, stream: Any) -> None: ...
+    def synchronize(self, i: int) -> None: ...
+    def elapsed_from(self, base: int, indices) -> list[float]: ...
+
+
+@dataclass
+class PhaseResult:
+    samples: dict[str, list[float]]
+    stop: dict
+
+
+class PhaseTimer:
+    """Enqueue and time repetitions of one run's phases on its two streams.
+
+    ``streams`` map "gemm"/"comm" to objects the workloads and the pool understand (the CUDA
+    backend passes a pair of c3prof._dma.Stream and torch stream). ``gate(stream, n_reps)``
+    enqueues the pre-batch GPU sleep.
+    """
+
+    def __init__(self, gemm: Workload, comm: Workload, gemm_stream: Any, comm_stream: Any, order: str,
+                 make_pool: Callable[[int], EventPool], gate: Callable[[Any, int], None]):
+        if order not in ("gemm_first", "comm_first"):
+            raise ValueError(f"unknown launch order {order!r}")
+        self.side = {"gemm": (gemm, gemm_stream), "comm": (comm, comm_stream)}
+        self.first, self.second = ("gemm", "comm") if order == "gemm_first" else ("comm", "gemm")
+        self.make_pool = make_pool
+        self.gate = gate
+        self._pool: EventPool | None = None
+        self._rep = 0  # global repetition counter: rotates the GEMM's input sets
+
+    def _pool_for(self, reps: int) -> EventPool:
+        need = reps * EVENTS_PER_REP
+        if self._pool is None or self._pool.size < need:
+            self._pool = self.make_pool(max(need, 64 * EVENTS_PER_REP))
+        return self._pool
+
+    # -- enqueueing ------------------------------------------------------------------------------
+
+    def _launch(self, pool: EventPool, base: int, which: str, start_ev: int, end_ev: int) -> None:
+        work, stream = self.side[which]
+        pool.record(base + start_ev, stream)
+        work.launch(stream, self._rep)
+        pool.record(base + end_ev, stream)
+
+    def _enqueue(self, phase: str, pool: EventPool, base: int, prev: int | None) -> None:
+        ev = {"gemm": (G0, G1), "comm": (C0, C1)}
+        if phase in ("gemm", "comm"):
+            # Isolated: one stream, in order; S is the side's own start event.
+            self._launch(pool, base, phase, *ev[phase])
+            return
+        x, y = self.first, self.second
+        x_stream, y_stream = self.side[x][1], self.side[y][1]
+        if prev is not None:
+            pool.wait(prev + ev[y][1], x_stream)   # previous repetition fully done on the other stream
+        pool.record(base + S, x_stream)
+        if phase == "concurrent":
+            pool.wait(base + S, y_stream)
+            self._launch(pool, base, x, *ev[x])
+            self._launch(pool, base, y, *ev[y])
+        else:  # serial: the second side starts when the first ends
+            self._launch(pool, base, x, *ev[x])
+            pool.wait(base + ev[x][1], y_stream)
+            self._launch(pool, base, y, *ev[y])
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _read(self, phase: str, pool: EventPool, reps: int) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {"total_ms": []}
+        if phase in ("gemm", "comm"):
+            e0, e1 = (G0, G1) if phase == "gemm" else (C0, C1)
+            for r in range(reps):
+                b = r * EVENTS_PER_REP
+                (d,) = pool.elapsed_from(b + e0, [b + e1])
+                out["total_ms"].append(d)
+            return out
+        for key in ("gemm_ms", "comm_ms", "gemm_start_ms", "comm_start_ms"):
+            out[key] = []
+        for r in range(reps):
+            b = r * EVENTS_PER_REP
+            g0, g1, c0, c1 = pool.elapsed_from(b + S, [b + G0, b + G1, b + C0, b + C1])
+            out["gemm_start_ms"].append(g0)
+            out["comm_start_ms"].append(c0)
+            out["gemm_ms"].append(g1 - g0)
+            out["comm_ms"].append(c1 - c0)
+            out["total_ms"].append(max(g1, c1) - min(g0, c0))
+        return out
+
+    def run_batch(self, phase: str, reps: int) -> dict[str, list[float]]:
+        pool = self._pool_for(reps)
+        first_stream = self.side[phase if phase in ("gemm", "comm") else self.first][1]
+        self.gate(first_stream, reps)
+        t0 = time.perf_counter()
+        prev = None
+        for r in range(reps):
+            base = r * EVENTS_PER_REP
+            self._enqueue(phase, pool, base, prev)
+            prev = base
+            self._rep += 1
+        observe = getattr(self.gate, "observe", None)
+        if observe is not None:  # lets the gate size itself to the host's enqueue cost
+            observe((time.perf_counter() - t0) * 1e3, reps)
+        last = (reps - 1) * EVENTS_PER_REP
+        for ev in ((G1,) if phase == "gemm" else (C1,) if phase == "comm" else (G1, C1)):
+            pool.synchronize(last + ev)
+        return self._read(phase, pool, reps)
+
+    def measure(self, phase: str, rule: StoppingRule) -> PhaseResult:
+        """Warm up, then repeat in batches until the stopping rule says stop."""
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r}")
+        if rule.warmup:
+            self.run_batch(phase, rule.warmup)
+        t0 = time.perf_counter()
+        samples: dict[str, list[float]] = {}
+        reason = None
+        while reason is None:
+            batch = self.run_batch(phase, rule.next_batch(len(samples.get("total_ms", []))))
+            for key, values in batch.items():
+                samples.setdefault(key, []).extend(values)
+            reason = rule.stop_reason(samples["total_ms"], time.perf_counter() - t0)
+        stop = {"reason": reason, "reps": len(samples["total_ms"]), "warmup": rule.warmup,
+                "relative_noise": round(relative_noise(samples["total_ms"]), 6),
+                "elapsed_s": round(time.perf_counter() - t0, 4)}
+        return PhaseResult(samples=samples, stop=stop)

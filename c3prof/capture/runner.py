@@ -1,0 +1,164 @@
+"""The capture sweep: for every planned run, measure the phases still missing and append them.
+
+Order of work (each step appended to the trace as soon as it completes):
+  1. a ``machine`` record (every session, so a resumed capture records the clocks it ran at);
+  2. ``ceilings`` once per trace; ``engine_evidence`` once per transport and trace;
+  3. per scenario (buffers allocated once), per variant: the phases gemm, comm, serial,
+     concurrent; before each communication phase the destination is poisoned, after it the
+     transfer is validated byte for byte (a ``validation`` record);
+  4. an ``end`` record with the clocks at the end.
+
+Resume: phases already in the trace are skipped, so an interrupted capture loses at most the
+phase it was in. A run that fails recoverably (out of memory, a partition the GPU cannot make)
+gets an ``error`` record and the sweep continues; anything else stops the capture after an
+``end`` record with status "failed".
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from c3prof.capture.phases import PHASES
+from c3prof.capture.stopping import StoppingRule
+from c3prof.capture.strategies import RunPlan
+from c3prof.trace import Trace, TraceWriter
+
+
+@dataclass
+class CaptureOptions:
+    rule: StoppingRule = field(default_factory=StoppingRule)
+    inject_corruption: bool = False    # test hook: flip a destination byte before one validation
+    evidence: bool = True
+
+
+@dataclass
+class CaptureSummary:
+    phases_measured: int = 0
+    runs_failed: list[str] = field(default_factory=list)
+    validation_failures: list[str] = field(default_factory=list)
+    status: str = "complete"
+
+
+def _phase_record(plan: RunPlan, phase: str, params: dict, result) -> dict:
+    return {"record": "phase", "run": plan.id, "scenario": plan.scenario.to_dict(),
+            "strategy": plan.variant.strategy, "variant": plan.variant.name, "params": params,
+            "phase": phase, "samples": result.samples, "stop": result.stop}
+
+
+class Runner:
+    def __init__(self, bench, writer: TraceWriter, options: CaptureOptions, progress, existing: Trace | None = None):
+        self.bench = bench
+        self.writer = writer
+        self.options = options
+        self.progress = progress
+        self.existing = existing
+        self.done = existing.completed_phases() if existing else set()
+        self.summary = CaptureSummary()
+        self.medians: dict[str, dict[str, float]] = {}   # run id -> phase -> median total_ms
+
+    def todo(self, plans: list[RunPlan]) -> list[tuple[RunPlan, list[str]]]:
+        out = []
+        for plan in plans:
+            missing = [p for p in PHASES if (plan.id, p) not in self.done]
+            if missing:
+                out.append((plan, missing))
+        return out
+
+    def _preamble(self, plans: list[RunPlan]) -> None:
+        self.writer.write(self.bench.machine_record())
+        if not (self.existing and self.existing.ceilings):
+            self.progress.note("measuring machine ceilings (peak GEMM FLOP/s, copy bandwidths)")
+            self.writer.write(self.bench.ceilings_record({p.scenario.gemm.dtype for p in plans}))
+        if self.options.evidence:
+            seen = {e["transport"] for e in self.existing.engine_evidence} if self.existing else set()
+            for t in dict.fromkeys(p.variant.transport for p in plans):
+                if t not in seen:
+                    self.progress.note(f"measuring which engine carries {t}")
+                    self.writer.write(self.bench.engine_evidence_record(t))
+
+    def run(self, plans: list[RunPlan]) -> CaptureSummary:
+        work = self.todo(plans)
+        self.progress.start(total=sum(len(m) for _, m in work))
+        t0 = time.time()
+        status = "failed"
+        try:
+            self._preamble(plans)
+            for _, group in groupby(work, key=lambda item: item[0].scenario.name):
+                self._scenario(list(group))
+            status = "complete"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            self.summary.status = status
+            self.progress.stop()
+            self.writer.write({"record": "end", "status": status, "clocks_end": self.bench.clocks(),
+                               "wall_s": round(time.time() - t0, 3),
+                               "phases_measured": self.summary.phases_measured,
+                               "runs_failed": self.summary.runs_failed,
+                               "validation_failures": self.summary.validation_failures})
+        return self.summary
+
+    def _fail(self, plan_ids: list[str], phase: str | None, exc: BaseException) -> None:
+        message = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        for rid in plan_ids:
+            self.writer.write({"record": "error", "run": rid, "phase": phase, "message": message})
+            self.summary.runs_failed.append(rid)
+        self.progress.note(f"[red]failed[/red] {', '.join(plan_ids)}: {message}")
+
+    def _scenario(self, group: list[tuple[RunPlan, list[str]]]) -> None:
+        scenario = group[0][0].scenario
+        try:
+            setup = self.bench.open_scenario(scenario)
+        except Exception as exc:
+            if not self.bench.recoverable(exc):
+                raise
+            self._fail([p.id for p, _ in group], None, exc)
+            self.progress.advance(sum(len(m) for _, m in group))
+            return
+        try:
+            for plan, missing in group:
+                self._run(setup, plan, missing)
+        finally:
+            setup.close()
+        self.progress.scenario_done(scenario.name, [(p, self.medians.get(p.id, {})) for p, _ in group])
+
+    def _run(self, setup, plan: RunPlan, missing: list[str]) -> None:
+        phase = None
+        try:
+            variant = self.bench.open_variant(setup, plan.variant)
+        except Exception as exc:
+            if not self.bench.recoverable(exc):
+                raise
+            self._fail([plan.id], None, exc)
+            self.progress.advance(len(missing))
+            return
+        try:
+            for phase in missing:
+                self.progress.describe(f"{plan.id}:{phase}")
+                if phase != "gemm":
+                    variant.transport.poison()
+                result = variant.timer.measure(phase, self.options.rule)
+                self.writer.write(_phase_record(plan, phase, variant.params, result))
+                self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
+                self.summary.phases_measured += 1
+                if phase != "gemm":
+                    corrupt = self.options.inject_corruption and phase == "concurrent"
+                    check = variant.transport.validate(corrupt=corrupt)
+                    self.writer.write({"record": "validation", "run": plan.id, "phase": phase,
+                                       "injected_corruption": corrupt, **check})
+                    if not check["ok"]:
+                        self.summary.validation_failures.append(f"{plan.id}:{phase}")
+                        self.progress.note(f"[red]VALIDATION FAILED[/red] {plan.id}:{phase}: "
+                                           f"{check['mismatched_bytes']} of {check['bytes_checked']} bytes differ")
+                self.progress.advance(1)
+        except Exception as exc:
+            if not self.bench.recoverable(exc):
+                raise
+            self._fail([plan.id], phase, exc)
+            self.progress.advance(len(missing) - missing.index(phase))
+        finally:
+            variant.close()

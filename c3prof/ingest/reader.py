@@ -1,0 +1,170 @@
+"""Read one Kineto trace file (plain or gzip JSON) into a :class:`KinetoTrace`, streaming.
+
+The file is fed to the compiled scanner (c3prof.ingest._kineto) in chunks, so memory holds one chunk
+plus the kept events, never the document. gzip is decompressed incrementally with zlib (a truncated
+gzip file yields what was decompressed before the cut). If the extension is not built, reading
+fails with a message that says how to build it: there is no silent fallback to a slow reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+from c3prof.ingest.classify import keep_cpu_op
+from c3prof.ingest.errors import KinetoTraceError, ScannerMissingError
+from c3prof.ingest.events import KinetoTrace
+
+CHUNK_BYTES = 8 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _scanner_class():
+    try:
+        from c3prof.ingest._kineto import KinetoScanner
+    except ImportError as exc:
+        raise ScannerMissingError(
+            f"the Kineto scanner extension c3prof.ingest._kineto is not built ({exc}); build it with "
+            "'python setup.py build_ext --inplace' or 'pip install -e .'"
+        ) from None
+    return KinetoScanner
+
+
+def _plain_chunks(f) -> Iterator[bytes]:
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            return
+        yield chunk
+
+
+class _GzipChunks:
+    """Decompress a (possibly multi-member, possibly truncated) gzip stream chunk by chunk."""
+
+    def __init__(self, f):
+        self.f = f
+        self.cut_short = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        member_started = False
+        while True:
+            raw = self.f.read(CHUNK_BYTES // 4)
+            if not raw:
+                break
+            while raw:
+                member_started = True
+                try:
+                    out = d.decompress(raw, CHUNK_BYTES)
+                except zlib.error as exc:
+                    raise KinetoTraceError(f"{self.f.name}: corrupt gzip data: {exc}") from None
+                if out:
+                    yield out
+                if d.eof:
+                    # Another gzip member may follow (concatenated .gz files are valid gzip).
+                    raw = d.unused_data
+                    d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                    member_started = False
+                else:
+                    raw = d.unconsumed_tail
+        tail = d.flush()
+        if tail:
+            yield tail
+        # Input ended inside a member: the file was cut (its complete events are still used).
+        self.cut_short = member_started and not d.eof
+
+
+def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] | None = None) -> KinetoTrace:
+    """Stream-read ``path``. A truncated document is read up to the cut, with a warning in the result.
+
+    Raises KinetoTraceError (a C3profError) for unreadable files and invalid JSON.
+    """
+    scanner_cls = _scanner_class()
+    from c3prof.ingest._kineto import KinetoSyntaxError
+
+    path = Path(path)
+    try:
+        f = open(path, "rb")
+    except OSError as exc:
+        raise KinetoTraceError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
+    scanner = scanner_cls(keep_cpu_op)
+    warnings: list[str] = []
+    gz = None
+    with f:
+        is_gzip = f.read(2) == _GZIP_MAGIC
+        f.seek(0)
+        if is_gzip:
+            gz = _GzipChunks(f)
+            chunks = iter(gz)
+        else:
+            chunks = _plain_chunks(f)
+        fed = 0
+        try:
+            for chunk in chunks:
+                scanner.feed(chunk)
+                fed += len(chunk)
+                if on_progress is not None:
+                    on_progress(fed)
+            scanner.finish()
+        except KinetoSyntaxError as exc:
+            raise KinetoTraceError(f"{path}: not valid Kineto JSON at byte {exc.offset}: {exc}") from None
+    if gz is not None and gz.cut_short:
+        warnings.append(f"{path}: the gzip stream ends early (truncated file)")
+    cols = scanner.columns()
+    if not scanner.saw_trace_events:
+        if scanner.truncated:
+            raise KinetoTraceError(f"{path}: truncated before its 'traceEvents' array (read {fed} bytes)")
+        raise KinetoTraceError(f"{path}: not a Kineto trace (the JSON object has no 'traceEvents' array)")
+    if scanner.truncated:
+        warnings.append(
+            f"{path}: the JSON ends early (truncated at byte {fed}); analyzing the "
+            f"{scanner.events_seen} events read before the cut"
+        )
+    return _to_trace(str(path), cols, truncated=bool(scanner.truncated), bytes_read=fed,
+                     events_seen=int(scanner.events_seen), warnings=warnings)
+
+
+def read_kineto_reference(path: str | os.PathLike) -> KinetoTrace:
+    """The pure-Python reader (json.load of the whole file): for tests that compare the two."""
+    import gzip
+
+    from c3prof.ingest._kineto_py import read_columns
+
+    path = Path(path)
+    opener = gzip.open if path.read_bytes()[:2] == _GZIP_MAGIC else open
+    with opener(path, "rb") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict) or "traceEvents" not in doc:
+        raise KinetoTraceError(f"{path}: not a Kineto trace (the JSON object has no 'traceEvents' array)")
+    cols = read_columns(doc, keep_cpu_op)
+    return _to_trace(str(path), cols, truncated=False, bytes_read=0,
+                     events_seen=len(doc.get("traceEvents", [])), warnings=[])
+
+
+def _to_trace(path: str, cols: dict, *, truncated: bool, bytes_read: int, events_seen: int,
+              warnings: list[str]) -> KinetoTrace:
+    top = cols["top_level"]
+    metadata = {}
+    for key, raw in top.items():
+        if key == "traceEvents":
+            continue
+        try:
+            metadata[key] = json.loads(raw)
+        except ValueError:
+            metadata[key] = None
+    gpu_args = {row: _loads_args(raw) for row, raw in cols["gpu_args"].items()}
+    cpu_args = {row: _loads_args(raw) for row, raw in cols["cpu_args"].items()}
+    return KinetoTrace(path=path, names=cols["names"], gpu=cols["gpu"], launch=cols["launch"], cpu=cols["cpu"],
+                       gpu_args=gpu_args, cpu_args=cpu_args, metadata=metadata, truncated=truncated,
+                       bytes_read=bytes_read, events_seen=events_seen, warnings=warnings)
+
+
+def _loads_args(raw: bytes) -> dict:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,52 @@
+import pytest
+
+from c3prof.capture.stopping import StoppingRule, relative_noise
+from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs, variants_for
+from c3prof.errors import C3profError
+from c3prof.scenarios import load_suite
+
+OPTS = PlanOptions(sm_count=132, greatest_priority=-5)
+
+
+def test_parse_strategies():
+    assert parse_strategies("base, sp,dma") == ("base", "sp", "dma")
+    with pytest.raises(C3profError, match="unknown strategy 'fast'"):
+        parse_strategies("base,fast")
+
+
+def test_variants():
+    assert [v.name for v in variants_for("sp", OPTS)] == ["comm_first", "gemm_first"]
+    sp = variants_for("sp", OPTS)
+    assert sp[0].comm_priority == -5 and sp[0].order == "comm_first" and sp[1].gemm_priority == -5
+    rp = variants_for("rp", OPTS)
+    assert [(v.gemm_sms, v.comm_sms, v.comm_ctas) for v in rp] == [(96, 36, None), (112, 20, None), (120, 12, None),
+                                                                   (None, None, 32)]
+    assert variants_for("dma", OPTS)[0].transport == "ce_h2d"
+    assert all(v.comm_sms is None and v.transport == "ce_h2d" for v in variants_for("dma+rp", OPTS))
+
+
+def test_rp_bounds():
+    with pytest.raises(C3profError, match="between 1 and 131"):
+        variants_for("rp", PlanOptions(sm_count=132, rp_gemm_sms=(132,)))
+
+
+def test_plan_runs_base_first_and_scenario_major():
+    plans = plan_runs(load_suite("smoke"), ("dma", "base"), OPTS)
+    assert [p.id for p in plans] == ["smoke-cb2k-x-4M/base/default", "smoke-cb2k-x-4M/dma/default",
+                                     "smoke-mb-x-16M/base/default", "smoke-mb-x-16M/dma/default"]
+
+
+def test_stopping_rule():
+    rule = StoppingRule(min_reps=5, max_reps=8, max_noise=0.01, timeout_s=1)
+    assert rule.stop_reason([1.0] * 4, 0) is None
+    assert rule.stop_reason([1.0] * 5, 0) == "noise"
+    noisy = [1.0, 2.0, 3.0, 1.0, 3.0]
+    assert rule.stop_reason(noisy, 0) is None
+    assert rule.stop_reason(noisy, 2.0) == "timeout"
+    assert rule.stop_reason(noisy * 2, 0) == "max_reps"
+    assert rule.next_batch(0) == 5 and rule.next_batch(5) == 3
+    assert relative_noise([1.0, 1.0, 1.0]) == 0
+    # 1.4826 * MAD / median by hand: median 2, |x - 2| = 1,0,1 -> MAD 1
+    assert relative_noise([1.0, 2.0, 3.0]) == pytest.approx(1.4826 / 2)
+    with pytest.raises(ValueError):
+        StoppingRule(min_reps=5, max_reps=2)

@@ -1,0 +1,85 @@
+import pytest
+
+from c3prof.errors import C3profError, ScenarioError
+from c3prof.scenarios import (GemmSpec, dump_scenarios, load_scenario_file, load_suite, parse_scenarios,
+                              suite_names)
+from c3prof.units import format_bytes, parse_bytes
+
+
+@pytest.mark.parametrize("text,expected", [("4096", 4096), (4096, 4096), ("64KiB", 65536), ("256MiB", 256 * 2**20),
+                                           ("1GiB", 2**30), ("1.5KiB", 1536), ("2MB", 2_000_000)])
+def test_parse_bytes(text, expected):
+    assert parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["0", -5, "12XB", "1.3B", "", True, None, [1], "-1MiB"])
+def test_parse_bytes_rejects(bad):
+    with pytest.raises(C3profError):
+        parse_bytes(bad)
+
+
+def test_format_bytes():
+    assert format_bytes(2**30) == "1GiB"
+    assert format_bytes(3 * 2**20) == "3MiB"
+    assert format_bytes(1000) == "1000B"
+
+
+def test_gemm_intensity_by_hand():
+    g = GemmSpec(64, 16384, 16384, "bf16")
+    flops = 2 * 64 * 16384 * 16384
+    nbytes = (64 * 16384 + 16384 * 16384 + 64 * 16384) * 2
+    assert g.flops == flops and g.min_bytes == nbytes
+    assert g.arithmetic_intensity == pytest.approx(flops / nbytes)
+
+
+def test_builtin_suites_load():
+    assert {"smoke", "taxonomy"} <= set(suite_names())
+    tax = load_suite("taxonomy")
+    assert len(tax) == 9
+    assert {s.comm.bytes for s in tax} == {32 * 2**20, 256 * 2**20, 2**30}
+
+
+def test_dump_round_trip():
+    scenarios = load_suite("taxonomy")
+    assert parse_scenarios(dump_scenarios(scenarios, "round trip"), "x") == scenarios
+
+
+GOOD = """
+[[scenario]]
+name = "a"
+gemm = { m = 128, n = 256, k = 512 }
+comm = { op = "transfer", bytes = "1MiB" }
+"""
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[[scenario", "not valid TOML"),
+    ("format = 2\n" + GOOD, "format 2 is not supported"),
+    ("", "no scenarios"),
+    (GOOD.replace("m = 128", "m = -128"), "gemm.m must be positive"),
+    (GOOD.replace("m = 128", "m = 1.5"), "gemm.m must be a positive integer"),
+    (GOOD.replace('"1MiB"', '"0"'), "must be positive"),
+    (GOOD.replace('"1MiB"', '"lots"'), "cannot read 'lots'"),
+    (GOOD.replace('op = "transfer"', 'op = "broadcast"'), "unknown operation 'broadcast'"),
+    (GOOD.replace("k = 512 }", 'k = 512, dtype = "int4" }'), "unknown dtype 'int4'"),
+    (GOOD.replace("k = 512 }", "k = 512, z = 1 }"), "unknown field(s) z"),
+    (GOOD + GOOD, "appears twice"),
+    (GOOD.replace('name = "a"', 'name = "a b"'), "must not contain"),
+    (GOOD.replace('comm = { op = "transfer", bytes = "1MiB" }', ""), "needs both"),
+])
+def test_scenario_errors_name_the_problem(text, message):
+    with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_scenarios(text, "my.toml")
+
+
+def test_error_names_file_and_scenario(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(GOOD.replace("n = 256", "n = 0"))
+    with pytest.raises(ScenarioError) as exc:
+        load_scenario_file(p)
+    assert str(p) in str(exc.value) and "'a'" in str(exc.value) and "gemm.n" in str(exc.value)
+
+
+def test_missing_file():
+    with pytest.raises(ScenarioError, match="cannot read scenario file"):
+        load_scenario_file("/nonexistent/s.toml")

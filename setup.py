@@ -8,6 +8,8 @@ this order (the first directory that holds ``cuda_runtime_api.h`` wins):
 1. ``C3PROF_CUDA_INCLUDE`` (an explicit override),
 2. the ``nvidia-cuda-runtime`` wheel (``site-packages/nvidia/cu13/include``, a build requirement),
 3. ``$CUDA_HOME/include``, ``$CUDA_PATH/include``, ``/usr/local/cuda/include``.
+
+A directory counts only if it also holds ``crt/host_defines.h`` (from nvidia-cuda-crt).
 """
 
 import os
@@ -36,7 +38,9 @@ def cuda_include_dir() -> str:
             candidates.append(Path(os.environ[var]) / "include")
     candidates.append(Path("/usr/local/cuda/include"))
     for path in candidates:
-        if (path / "cuda_runtime_api.h").is_file():
+        # Both the runtime headers and the crt ones they include must be there (a wheel-only
+        # environment may have nvidia-cuda-runtime without nvidia-cuda-crt).
+        if (path / "cuda_runtime_api.h").is_file() and (path / "crt" / "host_defines.h").is_file():
             return str(path)
     sys.exit(
         "c3prof build: CUDA runtime headers (cuda_runtime_api.h) not found. Install the wheels "

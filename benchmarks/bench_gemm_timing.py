@@ -23,7 +23,7 @@ def main():
 
     from c3prof import _dma
     from c3prof.backends.cuda.gemm import TorchGemm, input_sets
-    from c3prof.backends.cuda.streams import Gate, make_stream
+    from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
     from c3prof.capture.phases import PhaseTimer
     from c3prof.capture.stopping import StoppingRule
     from c3prof.scenarios import GemmSpec
@@ -40,7 +40,7 @@ def main():
             def launch(self, s, rep):
                 pass
 
-        timer = PhaseTimer(g, Idle(), stream, stream, "gemm_first", _dma.EventPool, Gate(torch))
+        timer = PhaseTimer(g, Idle(), stream, stream, "gemm_first", DeviceEventPool, Gate(torch))
         ours = statistics.median(timer.measure("gemm", rule).samples["total_ms"])
         a, b, c = g.a[0], g.b[0], g.c[0]
         with torch.cuda.stream(stream.torch):

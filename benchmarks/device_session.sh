@@ -19,7 +19,7 @@ step() { local name=$1; shift; echo "=== $name: $*"; local t0=$(date +%s%N);
 
 for s in "$@"; do
   case $s in
-    build) step build python3 setup.py build_ext --inplace ;;
+    build) step build python3 setup.py build_ext --inplace || exit 1 ;;
     info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
     gputests) step gputests python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py ;;
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";

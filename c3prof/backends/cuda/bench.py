@@ -17,7 +17,7 @@ from c3prof.backends.cuda.engine_evidence import probe
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.nvml import Nvml
 from c3prof.backends.cuda.partition import GreenPartition
-from c3prof.backends.cuda.streams import Gate, make_stream
+from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
 from c3prof.backends.cuda.transports import TransferBuffers, make_transport
 from c3prof.capture.phases import PhaseTimer
 from c3prof.capture.strategies import Variant
@@ -125,7 +125,7 @@ class CudaBench:
             params["comm_ctas"] = ctas
         transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas)
         timer = PhaseTimer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
-                           make_pool=_dma.EventPool, gate=self.gate)
+                           make_pool=DeviceEventPool, gate=self.gate)
         # Streams must outlive the timer's queued work; keep them referenced until close().
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)

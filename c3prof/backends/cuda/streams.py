@@ -48,8 +48,21 @@ class Gate:
             self.ms_per_rep = max(self.ms_per_rep * 0.5, host_ms / reps)
 
 
-class TimedEventPool:
-    """c3prof._dma.EventPool for the phase timer (kept separate so tests can swap in a fake)."""
+class DeviceEventPool:
+    """c3prof._dma.EventPool addressed with DeviceStreams (the phase timer's event pool on CUDA)."""
 
-    def __new__(cls, size: int):
-        return _dma.EventPool(size)
+    def __init__(self, size: int):
+        self._pool = _dma.EventPool(size)
+        self.size = size
+
+    def record(self, i: int, stream: DeviceStream) -> None:
+        self._pool.record(i, stream.dma)
+
+    def wait(self, i: int, stream: DeviceStream) -> None:
+        self._pool.wait(i, stream.dma)
+
+    def synchronize(self, i: int) -> None:
+        self._pool.synchronize(i)
+
+    def elapsed_from(self, base: int, indices) -> list[float]:
+        return self._pool.elapsed_from(base, indices)

@@ -2,7 +2,11 @@
 
 For each shape, the runner's isolated-GEMM phase (device events, rotating input sets, stopping
 rule) and do_bench (events, L2 flushed between runs, median) time the same torch.matmul, side by
-side in one process. Run on a GPU machine:
+side in one process. Both are run twice: in short bursts (the runner's default rule, ~10-60
+repetitions; do_bench with rep=25 ms) and sustained (300 runner repetitions; do_bench's default
+rep=500 ms), because a GPU held busy for half a second runs at lower clocks than one used in short
+bursts, and a capture phase is a short burst. The SM clock is read before and after each. Run on
+a GPU machine:
 
     python benchmarks/bench_gemm_timing.py --json out/bench_gemm_timing.json
 """
@@ -30,7 +34,16 @@ def main():
 
     l2 = _dma.device_properties(0)["l2_bytes"]
     stream = make_stream(torch)
-    rule = StoppingRule(min_reps=30, max_reps=100, max_noise=0.005)
+    burst = StoppingRule(min_reps=30, max_reps=100, max_noise=0.005)
+    sustained = StoppingRule(min_reps=300, max_reps=300, max_noise=0.005, timeout_s=60)
+    import pynvml
+
+    pynvml.nvmlInit()
+    nv = pynvml.nvmlDeviceGetHandleByIndex(0)
+
+    def sm_mhz():
+        return pynvml.nvmlDeviceGetClockInfo(nv, pynvml.NVML_CLOCK_SM)
+
     rows = []
     for m, n, k in SHAPES:
         spec = GemmSpec(m, n, k, "bf16")
@@ -41,19 +54,28 @@ def main():
                 pass
 
         timer = PhaseTimer(g, Idle(), stream, stream, "gemm_first", DeviceEventPool, Gate(torch))
-        ours = statistics.median(timer.measure("gemm", rule).samples["total_ms"])
         a, b, c = g.a[0], g.b[0], g.c[0]
-        with torch.cuda.stream(stream.torch):
-            ref = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=100, rep=500,
-                                          return_mode="median")
-        rows.append({"shape": [m, n, k], "dtype": "bf16", "c3prof_ms": ours, "do_bench_ms": ref,
-                     "ratio": ours / ref, "input_sets": g.n_sets,
-                     "tflops_c3prof": spec.flops / ours / 1e9})
+        row = {"shape": [m, n, k], "dtype": "bf16", "input_sets": g.n_sets}
+        for label, rule, rep_ms in (("burst", burst, 25), ("sustained", sustained, 500)):
+            torch.cuda.synchronize()
+            clk0 = sm_mhz()
+            ours = statistics.median(timer.measure("gemm", rule).samples["total_ms"])
+            clk1 = sm_mhz()
+            with torch.cuda.stream(stream.torch):
+                ref = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=25, rep=rep_ms,
+                                              return_mode="median")
+            clk2 = sm_mhz()
+            row[label] = {"c3prof_ms": ours, "do_bench_ms": ref, "ratio": ours / ref, "do_bench_rep_ms": rep_ms,
+                          "c3prof_tflops": spec.flops / ours / 1e9, "sm_mhz_before": clk0,
+                          "sm_mhz_after_c3prof": clk1, "sm_mhz_after_do_bench": clk2}
+        rows.append(row)
         g.close()
-    print(f"{'shape':>20s} {'c3prof ms':>10s} {'do_bench ms':>11s} {'ratio':>7s} {'TFLOP/s':>8s}")
+    print(f"{'shape':>16s} {'mode':>9s} {'c3prof ms':>10s} {'do_bench ms':>11s} {'ratio':>7s} {'TFLOP/s':>8s} {'MHz':>14s}")
     for r in rows:
-        print(f"{'x'.join(map(str, r['shape'])):>20s} {r['c3prof_ms']:10.4f} {r['do_bench_ms']:11.4f} "
-              f"{r['ratio']:7.4f} {r['tflops_c3prof']:8.1f}")
+        for label in ("burst", "sustained"):
+            x = r[label]
+            print(f"{'x'.join(map(str, r['shape'])):>16s} {label:>9s} {x['c3prof_ms']:10.4f} {x['do_bench_ms']:11.4f} "
+                  f"{x['ratio']:7.4f} {x['c3prof_tflops']:8.1f} {x['sm_mhz_after_c3prof']:>6}/{x['sm_mhz_after_do_bench']:<6}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "gpu": torch.cuda.get_device_name()}, f, indent=1)

@@ -148,6 +148,15 @@ def enable_peer_access(int peer):
     _check(err, f"cudaDeviceEnablePeerAccess({peer})")
 
 
+def profiler_start():
+    """cudaProfilerStart: opens a range that Nsight Compute's range replay profiles."""
+    _check(rt.cudaProfilerStart(), "cudaProfilerStart")
+
+
+def profiler_stop():
+    _check(rt.cudaProfilerStop(), "cudaProfilerStop")
+
+
 def check_last_error(str after="kernel launch"):
     """Raise if a previous asynchronous launch failed (cudaGetLastError)."""
     _check(rt.cudaGetLastError(), f"cudaGetLastError after {after}")

@@ -15,6 +15,7 @@ Record types (format version 1):
 ``phase``                 all repetitions of one phase (gemm, comm, serial, concurrent) of one run
 ``validation``            byte-exact check of a run's transfer after its timed repetitions
 ``counters``              hardware counters of one phase (per-phase totals or time series)
+``counter_source``        whether a counter source (ncu, nvml_gpm) ran here, and if not, why
 ``error``                 a run that failed (out of memory, CUDA error): what failed, nothing dropped
 ``end``                   the capture session finished or was interrupted; clocks at end
 ========================  =====================================================================
@@ -67,6 +68,7 @@ _REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
               "samples": dict, "stop": dict},
     "validation": {"run": str, "transport": str, "bytes_checked": int, "mismatched_bytes": int, "ok": bool},
     "counters": {"run": str, "phase": str, "source": str, "metrics": dict},
+    "counter_source": {"source": str, "available": bool},
     "error": {"message": str},
     "end": {"status": str},
 }
@@ -262,6 +264,7 @@ class Trace:
     machines: list[dict] = field(default_factory=list)
     ceilings: list[dict] = field(default_factory=list)
     engine_evidence: list[dict] = field(default_factory=list)
+    counter_sources: list[dict] = field(default_factory=list)
     runs: dict[str, Run] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
     ends: list[dict] = field(default_factory=list)
@@ -333,6 +336,8 @@ def read_trace(path: str | Path) -> Trace:
             trace.ceilings.append(rec)
         elif kind == "engine_evidence":
             trace.engine_evidence.append(rec)
+        elif kind == "counter_source":
+            trace.counter_sources.append(rec)
         elif kind == "end":
             trace.ends.append(rec)
         elif kind == "phase":

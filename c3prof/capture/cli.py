@@ -50,6 +50,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
                    help="copy-engine transfer used by dma (default ce_h2d)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
+    p.add_argument("--counters", default="none", metavar="SOURCES",
+                   help="hardware counters per phase: gpm (NVML GPM windows), ncu (Nsight Compute range "
+                        "replay after the sweep), both as 'gpm,ncu', or none (default)")
+    p.add_argument("--counter-strategies", default="base,dma",
+                   help="strategies whose runs get counters (default base,dma: the falsification pair)")
+    p.add_argument("--counter-reps", type=int, default=5, help="repetitions inside each ncu range (default 5)")
+    p.add_argument("--ncu-replay", default="app-range", choices=("app-range", "range"),
+                   help="Nsight Compute replay mode (default app-range)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
@@ -102,7 +110,13 @@ def run(args) -> int:
     from c3prof.capture.stopping import StoppingRule
     from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
 
+    from c3prof.capture.counters import parse_sources
+
     strategies = parse_strategies(args.strategies)
+    counter_sources = parse_sources(args.counters)
+    counter_strategies = parse_strategies(args.counter_strategies)
+    if args.counter_reps < 1:
+        raise C3profError("--counter-reps must be positive")
     try:
         rule = StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
                             timeout_s=args.phase_timeout, warmup=args.warmup)
@@ -135,8 +149,11 @@ def run(args) -> int:
             writer.close()
             raise
     progress = SweepProgress(enabled=not args.quiet)
-    runner = Runner(bench, writer, CaptureOptions(rule=rule, inject_corruption=args.inject_corruption,
-                                                  evidence=not args.no_evidence), progress, existing=writer.existing)
+    options = CaptureOptions(rule=rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
+                             gpm="gpm" in counter_sources, ncu="ncu" in counter_sources,
+                             counter_strategies=counter_strategies, counter_reps=args.counter_reps,
+                             ncu_replay=args.ncu_replay)
+    runner = Runner(bench, writer, options, progress, existing=writer.existing)
     try:
         summary = runner.run(plans)
     except KeyboardInterrupt:

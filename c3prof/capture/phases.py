@@ -129,10 +129,12 @@ class PhaseTimer:
             out["total_ms"].append(max(g1, c1) - min(g0, c0))
         return out
 
-    def run_batch(self, phase: str, reps: int) -> dict[str, list[float]]:
+    def enqueue_batch(self, phase: str, reps: int, gate: bool = True) -> EventPool:
+        """Enqueue ``reps`` repetitions of ``phase``; returns the pool to read after finish_batch."""
         pool = self._pool_for(reps)
-        first_stream = self.side[phase if phase in ("gemm", "comm") else self.first][1]
-        self.gate(first_stream, reps)
+        if gate:
+            first_stream = self.side[phase if phase in ("gemm", "comm") else self.first][1]
+            self.gate(first_stream, reps)
         t0 = time.perf_counter()
         prev = None
         for r in range(reps):
@@ -141,12 +143,19 @@ class PhaseTimer:
             prev = base
             self._rep += 1
         observe = getattr(self.gate, "observe", None)
-        if observe is not None:  # lets the gate size itself to the host's enqueue cost
+        if gate and observe is not None:  # lets the gate size itself to the host's enqueue cost
             observe((time.perf_counter() - t0) * 1e3, reps)
+        return pool
+
+    def finish_batch(self, phase: str, pool: EventPool, reps: int) -> dict[str, list[float]]:
+        """Wait for the batch's last events and read every repetition's samples."""
         last = (reps - 1) * EVENTS_PER_REP
         for ev in ((G1,) if phase == "gemm" else (C1,) if phase == "comm" else (G1, C1)):
             pool.synchronize(last + ev)
         return self._read(phase, pool, reps)
+
+    def run_batch(self, phase: str, reps: int) -> dict[str, list[float]]:
+        return self.finish_batch(phase, self.enqueue_batch(phase, reps), reps)
 
     def measure(self, phase: str, rule: StoppingRule) -> PhaseResult:
         """Warm up, then repeat in batches until the stopping rule says stop."""

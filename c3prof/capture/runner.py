@@ -32,6 +32,12 @@ class CaptureOptions:
     rule: StoppingRule = field(default_factory=StoppingRule)
     inject_corruption: bool = False    # test hook: flip a destination byte before one validation
     evidence: bool = True
+    gpm: bool = False                  # NVML GPM averages per phase (see capture/counters.py)
+    ncu: bool = False                  # Nsight Compute per-phase totals after the sweep
+    counter_strategies: tuple[str, ...] = ("base", "dma")
+    counter_reps: int = 5
+    counter_phases: tuple[str, ...] = ("gemm", "comm", "concurrent")
+    ncu_replay: str = "app-range"
 
 
 @dataclass
@@ -58,6 +64,7 @@ class Runner:
         self.done = existing.completed_phases() if existing else set()
         self.summary = CaptureSummary()
         self.medians: dict[str, dict[str, float]] = {}   # run id -> phase -> median total_ms
+        self._gpm_recorded = False
 
     def todo(self, plans: list[RunPlan]) -> list[tuple[RunPlan, list[str]]]:
         out = []
@@ -88,6 +95,8 @@ class Runner:
             self._preamble(plans)
             for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                 self._scenario(list(group))
+            if self.options.ncu:
+                self._ncu(plans)
             status = "complete"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -126,6 +135,33 @@ class Runner:
             setup.close()
         self.progress.scenario_done(scenario.name, [(p, self.medians.get(p.id, {})) for p, _ in group])
 
+    def _ncu(self, plans: list[RunPlan]) -> None:
+        from c3prof.capture.counters import collect_ncu
+
+        have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
+                for c in r.counters if c["source"] == "ncu"}
+        chosen = [p for p in plans if p.variant.strategy in self.options.counter_strategies
+                  and any((p.id, ph) not in have for ph in self.options.counter_phases)]
+        if not chosen:
+            return
+        self.progress.stop()  # the profiled worker prints its own lines
+        self.bench.release_memory()
+        collect_ncu(chosen, self.writer, self.bench.device, self.bench.seed, self.options.counter_reps,
+                    list(self.options.counter_phases), self.options.ncu_replay, self.progress.note)
+
+    def _gpm(self, variant, plan: RunPlan, phase: str) -> None:
+        rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)
+        if rec is not None:
+            if not self._gpm_recorded:
+                self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": True,
+                                   "metrics": sorted(rec["metrics"])})
+                self._gpm_recorded = True
+            self.writer.write(rec)
+            return
+        self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": False, "reason": reason})
+        self.progress.note(f"counters: NVML GPM unavailable ({reason}); continuing without it")
+        self.options.gpm = False
+
     def _run(self, setup, plan: RunPlan, missing: list[str]) -> None:
         phase = None
         try:
@@ -154,6 +190,8 @@ class Runner:
                         self.summary.validation_failures.append(f"{plan.id}:{phase}")
                         self.progress.note(f"[red]VALIDATION FAILED[/red] {plan.id}:{phase}: "
                                            f"{check['mismatched_bytes']} of {check['bytes_checked']} bytes differ")
+                if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
+                    self._gpm(variant, plan, phase)
                 self.progress.advance(1)
         except Exception as exc:
             if not self.bench.recoverable(exc):

@@ -7,6 +7,9 @@ same methods drives the runner's tests. An AMD backend would provide the same cl
 from __future__ import annotations
 
 import contextlib
+import math
+import statistics
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +27,10 @@ from c3prof.capture.strategies import Variant
 from c3prof.scenarios import Scenario
 
 EVIDENCE_BYTES = 256 * 2**20
+# GPM metrics recorded per phase, with their units (NVML reports rates per second, MiB for links).
+GPM_PHASE_METRICS = {"SM_UTIL": "%", "SM_OCCUPANCY": "%", "DRAM_BW_UTIL": "%", "ANY_TENSOR_UTIL": "%",
+                     "PCIE_TX_PER_SEC": "MiB/s", "PCIE_RX_PER_SEC": "MiB/s",
+                     "NVLINK_TOTAL_TX_PER_SEC": "MiB/s", "NVLINK_TOTAL_RX_PER_SEC": "MiB/s"}
 
 
 @dataclass
@@ -129,6 +136,48 @@ class CudaBench:
         # Streams must outlive the timer's queued work; keep them referenced until close().
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)
+
+    def gpm_phase_record(self, setup: VariantSetup, phase: str, median_ms: float, run: str,
+                         window_s: float = 0.2) -> tuple[dict | None, str | None]:
+        """NVML GPM averages while ``phase`` repeats back to back for ``window_s``.
+
+        A thread keeps enqueueing ~20 ms batches of the phase (no gate kernel) while the main
+        thread takes the two GPM samples; the batches' own event times are kept, so the
+        record also shows whether sampling perturbed the phase.
+        """
+        reps = max(4, min(2000, math.ceil(20.0 / max(median_ms, 1e-3))))
+        stop, timed, failed = threading.Event(), [], []
+
+        def loop():
+            try:
+                while not stop.is_set():
+                    pool = setup.timer.enqueue_batch(phase, reps, gate=False)
+                    timed.extend(setup.timer.finish_batch(phase, pool, reps)["total_ms"])
+            except Exception as exc:  # surfaced below, in the capture's thread
+                failed.append(exc)
+
+        def busy():
+            thread = threading.Thread(target=loop, daemon=True)
+            thread.start()
+            return lambda: (stop.set(), thread.join())
+
+        result = self.nvml.gpm_window(list(GPM_PHASE_METRICS), window_s, busy)
+        if failed:
+            raise failed[0]
+        if "error" in result:
+            return None, result["error"]
+        metrics = {name.lower(): {"value": result["metrics"][name.lower()], "unit": unit}
+                   for name, unit in GPM_PHASE_METRICS.items()}
+        rec = {"record": "counters", "run": run, "phase": phase, "source": "nvml_gpm", "metrics": metrics,
+               "window_s": result["window_s"], "reps": len(timed), "timed_samples_ms": timed[:1000]}
+        if timed:
+            rec["perturbation"] = statistics.median(timed) / median_ms
+        return rec, None
+
+    def release_memory(self) -> None:
+        """Hand cached device memory back (before another process, e.g. the ncu worker, needs it)."""
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
 
     def recoverable(self, exc: BaseException) -> bool:
         """Failures that lose one run, not the capture: out of memory, a bad partition request."""

@@ -70,15 +70,17 @@ class Nvml:
             if not support.isSupportedDevice:
                 return {"error": "GPM not supported on this GPU"}
             s1, s2 = nv.nvmlGpmSampleAlloc(), nv.nvmlGpmSampleAlloc()
+            finish = busy()  # starts the work; returns a function that stops and waits for it
             try:
-                finish = busy()  # starts the work; returns a function that waits for it
                 time.sleep(0.05)  # let the work ramp up before the window opens
                 nv.nvmlGpmSampleGet(self.handle, s1)
                 t0 = time.perf_counter()
                 time.sleep(run_for_s)
                 nv.nvmlGpmSampleGet(self.handle, s2)
                 window = time.perf_counter() - t0
+            finally:
                 finish()
+            try:
                 req = nv.c_nvmlGpmMetricsGet_t()
                 req.version = nv.NVML_GPM_METRICS_GET_VERSION
                 req.numMetrics = len(metric_names)
@@ -94,7 +96,7 @@ class Nvml:
             finally:
                 nv.nvmlGpmSampleFree(s1)
                 nv.nvmlGpmSampleFree(s2)
-        except Exception as exc:
+        except Exception as exc:  # NVMLError and friends: GPM is optional evidence
             return {"error": f"GPM sampling failed: {exc}"}
 
 

@@ -1,0 +1,101 @@
+"""Per-phase hardware counters through Nsight Compute's range replay.
+
+Per-kernel profilers serialize kernels, which destroys the concurrency being studied. ncu's
+``--replay-mode app-range`` (or ``range``) instead profiles everything between
+cudaProfilerStart and cudaProfilerStop as one range, with concurrent kernels and copies left
+concurrent (seen on the H200, FACTS-H200.md). The counter worker (c3prof/capture/counter_worker.py)
+wraps each chosen phase in such a range; this module builds the ncu command, runs it and parses
+its CSV into one metrics dict per range, in range order.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+
+# Metric -> (name in the trace, unit). On GH100 there is no srcunit_ce counter: the non-SM
+# (copy engine, host, peer) share of L2 traffic is total minus what came from the SMs (tex unit).
+METRICS = {
+    "lts__t_sectors.sum": ("lts__t_sectors", "sector"),
+    "lts__t_sectors_srcunit_tex.sum": ("lts__t_sectors_srcunit_tex", "sector"),
+    "lts__t_bytes.sum": ("lts__t_bytes", "byte"),
+    "dram__bytes_read.sum": ("dram__bytes_read", "byte"),
+    "dram__bytes_write.sum": ("dram__bytes_write", "byte"),
+    "sm__cycles_active.avg": ("sm__cycles_active_avg", "cycle"),
+    "sm__cycles_elapsed.avg": ("sm__cycles_elapsed_avg", "cycle"),
+    "sm__warps_active.avg.pct_of_peak_sustained_active": ("sm__warps_active_pct", "%"),
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": ("tensor_pipe_active_pct", "%"),
+    "pcie__read_bytes.sum": ("pcie__read_bytes", "byte"),
+    "pcie__write_bytes.sum": ("pcie__write_bytes", "byte"),
+    "nvlrx__bytes.sum": ("nvlink_rx_bytes", "byte"),
+    "nvltx__bytes.sum": ("nvlink_tx_bytes", "byte"),
+    "gpu__time_duration.sum": ("gpu__time_duration", "ns"),
+}
+# The smallest set the falsification experiments need; used when the full set is refused.
+ESSENTIAL = ["lts__t_sectors.sum", "lts__t_sectors_srcunit_tex.sum", "dram__bytes_read.sum",
+             "dram__bytes_write.sum", "sm__cycles_active.avg", "sm__cycles_elapsed.avg"]
+
+
+def ncu_path() -> str | None:
+    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",) if os.path.exists(p)), None)
+
+
+def ncu_version(path: str) -> str:
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+    return next((ln.strip() for ln in out.splitlines() if "Version" in ln), out.strip()[:80])
+
+
+def ncu_command(path: str, metrics: list[str], log_file: str, replay: str, worker_args: list[str]) -> list[str]:
+    return [path, "--replay-mode", replay, "--clock-control", "none", "--metrics", ",".join(metrics),
+            "--csv", "--page", "raw", "--log-file", log_file, "--target-processes", "all", *worker_args]
+
+
+def _number(text: str):
+    t = text.strip().replace(",", "")
+    if t in ("", "n/a", "N/A"):
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def parse_csv(text: str) -> list[dict[str, dict]]:
+    """ncu --csv --page raw output -> [{trace_metric: {"value", "unit"}}] per range, in order.
+
+    The CSV has a header row (starting with "ID"), usually a units row, then one row per range;
+    ncu's own log lines (starting with ==PROF== or ==WARNING==) are skipped.
+    """
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("==")]
+    try:
+        head = next(i for i, r in enumerate(rows) if r[0] == "ID")
+    except StopIteration:
+        return []
+    header = rows[head]
+    units = rows[head + 1] if head + 1 < len(rows) and rows[head + 1][0] == "" else None
+    out = []
+    for r in rows[head + 1 + (1 if units else 0):]:
+        rec = {}
+        for col, value in zip(header, r):
+            if col in METRICS:
+                name, unit = METRICS[col]
+                rec[name] = {"value": _number(value), "unit": (units[header.index(col)] if units else unit) or unit}
+        out.append(rec)
+    return out
+
+
+def derived(metrics: dict) -> dict:
+    """Quantities the report uses: L2 traffic by source, SM activity, DRAM bytes."""
+    v = {k: m["value"] for k, m in metrics.items() if m.get("value") is not None}
+    out = {}
+    if "lts__t_sectors" in v and "lts__t_sectors_srcunit_tex" in v and v["lts__t_sectors"] > 0:
+        out["l2_sectors_non_sm"] = v["lts__t_sectors"] - v["lts__t_sectors_srcunit_tex"]
+        out["l2_non_sm_share"] = out["l2_sectors_non_sm"] / v["lts__t_sectors"]
+    if "sm__cycles_active_avg" in v and v.get("sm__cycles_elapsed_avg"):
+        out["sm_active_share"] = v["sm__cycles_active_avg"] / v["sm__cycles_elapsed_avg"]
+    if "dram__bytes_read" in v and "dram__bytes_write" in v:
+        out["dram_bytes"] = v["dram__bytes_read"] + v["dram__bytes_write"]
+    return out

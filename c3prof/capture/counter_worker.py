@@ -1,0 +1,61 @@
+"""The process Nsight Compute profiles: each chosen phase inside one cudaProfilerStart/Stop range.
+
+    ncu --replay-mode app-range ... python -m c3prof.capture.counter_worker PLAN.json RESULTS.jsonl
+
+PLAN.json: {"device", "seed", "reps", "items": [{"scenario": {...}, "variant": {...params...},
+"phases": [...]}]}. For every item and phase, in order: warm up outside any range, then
+profiler_start, enqueue ``reps`` repetitions (no gate kernel: its sleep would be counted),
+profiler_stop, and read the repetitions' event times. One line per range goes to RESULTS.jsonl
+(run, phase, reps, timed samples), so ranges can be matched to ncu's rows by order. With
+app-range replay the whole process runs once per counter pass, so RESULTS gets one line per
+range per pass; the parent keeps the pass index.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(argv: list[str]) -> int:
+    plan_path, results_path = argv
+    from c3prof import _dma
+    from c3prof.backends.cuda.bench import CudaBench
+    from c3prof.capture.strategies import Variant
+    from c3prof.scenarios import Scenario
+    from c3prof.trace import run_id
+
+    with open(plan_path) as f:
+        plan = json.load(f)
+    bench = CudaBench(device=plan["device"], seed=plan["seed"])
+    reps = plan["reps"]
+    with open(results_path, "a") as out:
+        setups = {}
+        for index, item in enumerate(plan["items"]):
+            scenario = Scenario.from_dict(item["scenario"])
+            if scenario.name not in setups:
+                for s in setups.values():
+                    s.close()
+                setups = {scenario.name: bench.open_scenario(scenario)}
+            variant = Variant(**item["variant"])
+            v = bench.open_variant(setups[scenario.name], variant)
+            try:
+                for phase in item["phases"]:
+                    if phase != "gemm":
+                        v.transport.poison()
+                    v.timer.run_batch(phase, 2)                      # warm-up, outside the range
+                    _dma.device_synchronize()
+                    _dma.profiler_start()
+                    pool = v.timer.enqueue_batch(phase, reps, gate=False)
+                    _dma.profiler_stop()
+                    samples = v.timer.finish_batch(phase, pool, reps)
+                    out.write(json.dumps({"item": index, "run": run_id(scenario.name, variant.strategy, variant.name),
+                                          "phase": phase, "reps": reps, "total_ms": samples["total_ms"]}) + "\n")
+                    out.flush()
+            finally:
+                v.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

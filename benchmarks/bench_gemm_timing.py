@@ -5,8 +5,11 @@ rule) and do_bench (events, L2 flushed between runs, median) time the same torch
 side in one process. Both are run twice: in short bursts (the runner's default rule, ~10-60
 repetitions; do_bench with rep=25 ms) and sustained (300 runner repetitions; do_bench's default
 rep=500 ms), because a GPU held busy for half a second runs at lower clocks than one used in short
-bursts, and a capture phase is a short burst. The SM clock is read before and after each. Run on
-a GPU machine:
+bursts, and a capture phase is a short burst. The SM clock is read before and after each.
+do_bench also zeroes a 256 MB buffer before every call to flush the L2, which leaves the L2 full of
+dirty lines the GEMM must write back; the column ``c3prof_flushed_ms`` times the GEMM with c3prof's
+events after the same flush, to show how much of any difference that accounts for. Run on a GPU
+machine:
 
     python benchmarks/bench_gemm_timing.py --json out/bench_gemm_timing.json
 """
@@ -65,17 +68,31 @@ def main():
                 ref = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=25, rep=rep_ms,
                                               return_mode="median")
             clk2 = sm_mhz()
+            flushed = []
+            cache = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            with torch.cuda.stream(stream.torch):
+                for _ in range(30):
+                    cache.zero_()
+                    e0.record()
+                    torch.matmul(a, b, out=c)
+                    e1.record()
+                    e1.synchronize()
+                    flushed.append(e0.elapsed_time(e1))
             row[label] = {"c3prof_ms": ours, "do_bench_ms": ref, "ratio": ours / ref, "do_bench_rep_ms": rep_ms,
+                          "c3prof_flushed_ms": statistics.median(flushed),
+                          "flushed_ratio": statistics.median(flushed) / ref,
                           "c3prof_tflops": spec.flops / ours / 1e9, "sm_mhz_before": clk0,
                           "sm_mhz_after_c3prof": clk1, "sm_mhz_after_do_bench": clk2}
         rows.append(row)
         g.close()
-    print(f"{'shape':>16s} {'mode':>9s} {'c3prof ms':>10s} {'do_bench ms':>11s} {'ratio':>7s} {'TFLOP/s':>8s} {'MHz':>14s}")
+    print(f"{'shape':>16s} {'mode':>9s} {'c3prof ms':>10s} {'do_bench ms':>11s} {'ratio':>7s} {'flushed':>8s} "
+          f"{'ratio':>7s} {'TFLOP/s':>8s} {'MHz':>14s}")
     for r in rows:
         for label in ("burst", "sustained"):
             x = r[label]
             print(f"{'x'.join(map(str, r['shape'])):>16s} {label:>9s} {x['c3prof_ms']:10.4f} {x['do_bench_ms']:11.4f} "
-                  f"{x['ratio']:7.4f} {x['c3prof_tflops']:8.1f} {x['sm_mhz_after_c3prof']:>6}/{x['sm_mhz_after_do_bench']:<6}")
+                  f"{x['ratio']:7.4f} {x['c3prof_flushed_ms']:8.4f} {x['flushed_ratio']:7.4f} {x['c3prof_tflops']:8.1f} {x['sm_mhz_after_c3prof']:>6}/{x['sm_mhz_after_do_bench']:<6}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "gpu": torch.cuda.get_device_name()}, f, indent=1)

@@ -13,19 +13,23 @@ mkdir -p "$OUT/logs"
 LOG=$OUT/logs
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 
+# Each step gets STEP_TIMEOUT seconds (default 240); captures are stopped with SIGINT, which
+# c3prof treats as an interruption (every completed phase stays in the trace).
 step() { local name=$1; shift; echo "=== $name: $*"; local t0=$(date +%s%N);
-  "$@" >"$LOG/$name.log" 2>&1; local rc=$?; local t1=$(date +%s%N);
+  timeout --signal=INT --kill-after=20 "${STEP_TIMEOUT:-240}" "$@" >"$LOG/$name.log" 2>&1; local rc=$?; local t1=$(date +%s%N);
   echo "=== $name rc=$rc $(( (t1 - t0) / 1000000 )) ms"; tail -n 25 "$LOG/$name.log"; return $rc; }
 
 for s in "$@"; do
   case $s in
     build) step build python3 setup.py build_ext --inplace || exit 1 ;;
     info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
-    gputests) step gputests python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py ;;
+    gputests) step gputests python3 -m pytest -q -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py tests/test_gpu_counters.py ;;
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;
     capture-smoke) step capture_smoke python3 -m c3prof capture --suite smoke --strategies base,sp,rp,dma --out "$OUT/h200_smoke.jsonl" ;;
-    capture-taxonomy) step capture_taxonomy /usr/bin/time -v python3 -m c3prof capture --suite taxonomy --out "$OUT/h200_taxonomy.jsonl" ;;
+    capture-taxonomy) step capture_taxonomy /usr/bin/time -v python3 -m c3prof capture --suite taxonomy --counters gpm --out "$OUT/h200_taxonomy.jsonl" ;;
+    capture-ncu) step capture_ncu python3 -m c3prof capture --suite taxonomy --only cb8k-x-256M,cb8k-x-1G,mb64-x-256M,mb64-x-1G --strategies base,dma --counters ncu --out "$OUT/h200_counters.jsonl" ;;
+    kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done

@@ -35,8 +35,8 @@ def test_gemm_intensity_by_hand():
 def test_builtin_suites_load():
     assert {"smoke", "taxonomy"} <= set(suite_names())
     tax = load_suite("taxonomy")
-    assert len(tax) == 9
-    assert {s.comm.bytes for s in tax} == {32 * 2**20, 256 * 2**20, 2**30}
+    assert len(tax) == 15
+    assert {s.comm.bytes for s in tax} == {2**20, 8 * 2**20, 32 * 2**20, 256 * 2**20, 2**30}
 
 
 def test_dump_round_trip():

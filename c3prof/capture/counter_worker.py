@@ -5,7 +5,8 @@
 PLAN.json: {"device", "seed", "reps", "items": [{"scenario": {...}, "variant": {...params...},
 "phases": [...]}]}. For every item and phase, in order: warm up outside any range, then
 profiler_start, enqueue ``reps`` repetitions (no gate kernel: its sleep would be counted),
-profiler_stop, and read the repetitions' event times. One line per range goes to RESULTS.jsonl
+profiler_stop, and read the repetitions' event times; the same batch is also timed unprofiled
+just before, for the perturbation figure. One line per range goes to RESULTS.jsonl
 (run, phase, reps, timed samples), so ranges can be matched to ncu's rows by order. With
 app-range replay the whole process runs once per counter pass, so RESULTS gets one line per
 range per pass; the parent keeps the pass index.
@@ -44,13 +45,16 @@ def main(argv: list[str]) -> int:
                     if phase != "gemm":
                         v.transport.poison()
                     v.timer.run_batch(phase, 2)                      # warm-up, outside the range
+                    # The same batch unprofiled, then profiled: their ratio is ncu's perturbation.
+                    unprofiled = v.timer.finish_batch(phase, v.timer.enqueue_batch(phase, reps, gate=False), reps)
                     _dma.device_synchronize()
                     _dma.profiler_start()
                     pool = v.timer.enqueue_batch(phase, reps, gate=False)
                     _dma.profiler_stop()
                     samples = v.timer.finish_batch(phase, pool, reps)
                     out.write(json.dumps({"item": index, "run": run_id(scenario.name, variant.strategy, variant.name),
-                                          "phase": phase, "reps": reps, "total_ms": samples["total_ms"]}) + "\n")
+                                          "phase": phase, "reps": reps, "profiled_ms": samples["total_ms"],
+                                          "unprofiled_ms": unprofiled["total_ms"]}) + "\n")
                     out.flush()
             finally:
                 v.close()

@@ -11,6 +11,9 @@ Two sources, chosen with ``c3prof capture --counters``:
               (SM utilization and occupancy, DRAM bandwidth, tensor activity, PCIe and NVLink
               rates); needs no profiler privileges.
 
+Both record a matched perturbation figure: the phase's median inside the counted window over its
+median just before, timed the same way in the same process.
+
 A source that cannot run here (no ncu, no permission to read counters, GPM unsupported) is
 reported in one line, recorded in a ``counter_source`` record with the reason, and the capture
 goes on without it.
@@ -28,7 +31,7 @@ import time
 from pathlib import Path
 
 from c3prof.capture.strategies import RunPlan
-from c3prof.trace import TraceWriter, read_trace
+from c3prof.trace import TraceWriter
 
 SOURCES = ("ncu", "gpm")
 
@@ -53,8 +56,8 @@ def _first_error_line(*texts: str) -> str:
     return (texts[-1].strip().splitlines() or ["no output"])[-1][:300]
 
 
-def collect_ncu(plans: list[RunPlan], writer: TraceWriter, device: int, seed: int, reps: int, phases: list[str],
-                replay: str, note) -> bool:
+def collect_ncu(plans: list[RunPlan], writer: TraceWriter, device: int, device_cc: tuple[int, int], seed: int,
+                reps: int, phases: list[str], replay: str, note) -> bool:
     """Profile ``phases`` of ``plans`` under ncu and append counters records. Returns success."""
     from c3prof.backends.cuda import ncu
 
@@ -65,16 +68,19 @@ def collect_ncu(plans: list[RunPlan], writer: TraceWriter, device: int, seed: in
         note("counters: ncu not found; continuing without ncu counters")
         return False
     version = ncu.ncu_version(path)
+    chip = ncu.chip_name(*device_cc)
+    full, unsupported = ncu.choose_metrics(ncu.available_metrics(path, chip) if chip else None)
     items = [{"scenario": p.scenario.to_dict(), "variant": p.variant.params(), "phases": phases} for p in plans]
     order = [(p.id, ph) for p in plans for ph in phases]
+    attempts = []
     with tempfile.TemporaryDirectory(prefix="c3prof-ncu-") as tmp:
         plan_file, results_file, log_file = (str(Path(tmp) / n) for n in ("plan.json", "results.jsonl", "ncu.csv"))
         with open(plan_file, "w") as f:
             json.dump({"device": device, "seed": seed, "reps": reps, "items": items}, f)
         worker = [sys.executable, "-m", "c3prof.capture.counter_worker", plan_file, results_file]
-        rows, reason, metrics = [], "", None
+        rows, metrics = [], None
         t0 = time.time()
-        for metrics in (list(ncu.METRICS), ncu.ESSENTIAL):  # fall back to the essential set once
+        for metrics in (full, ncu.ESSENTIAL):  # fall back to the essential set once
             for stale in (results_file, log_file):
                 if os.path.exists(stale):
                     os.remove(stale)
@@ -85,34 +91,30 @@ def collect_ncu(plans: list[RunPlan], writer: TraceWriter, device: int, seed: in
             rows = ncu.parse_csv(log)
             if proc.returncode == 0 and len(rows) == len(order):
                 break
-            reason = (f"ncu exit {proc.returncode}, {len(rows)} of {len(order)} ranges: "
-                      f"{_first_error_line(log, proc.stderr, proc.stdout)}")
+            attempts.append(f"{len(metrics)} metrics: ncu exit {proc.returncode}, {len(rows)} of {len(order)} "
+                            f"ranges: {_first_error_line(log, proc.stderr, proc.stdout)}")
             rows = []
         if not rows:
             writer.write({"record": "counter_source", "source": "ncu", "available": False, "version": version,
-                          "reason": reason})
-            note(f"counters: ncu failed ({reason}); continuing without ncu counters")
+                          "reason": " | ".join(attempts)})
+            note(f"counters: ncu failed ({attempts[-1]}); continuing without ncu counters")
             return False
         timed = [json.loads(ln) for ln in Path(results_file).read_text().splitlines() if ln.strip()]
     # One results line per range per replay pass: keep the last pass's event times per range.
     per_range = {}
     for k, rec in enumerate(timed):
         per_range[k % len(order)] = rec
-    unprofiled = _phase_medians(writer.path)
     for k, ((rid, phase), metrics_row) in enumerate(zip(order, rows)):
-        t = per_range.get(k, {}).get("total_ms") or []
-        base = unprofiled.get((rid, phase))
+        t = per_range.get(k, {})
         rec = {"record": "counters", "run": rid, "phase": phase, "source": "ncu", "replay": replay,
-               "reps": reps, "metrics": metrics_row, "derived": ncu.derived(metrics_row), "timed_samples_ms": t}
-        if t and base:
-            rec["perturbation"] = statistics.median(t) / base
+               "reps": reps, "metrics": metrics_row, "derived": ncu.derived(metrics_row),
+               "timed_samples_ms": t.get("profiled_ms", []), "unprofiled_samples_ms": t.get("unprofiled_ms", [])}
+        if t.get("profiled_ms") and t.get("unprofiled_ms"):
+            # Matched comparison, same process, back to back: the profiler's timing perturbation.
+            rec["perturbation"] = statistics.median(t["profiled_ms"]) / statistics.median(t["unprofiled_ms"])
         writer.write(rec)
     writer.write({"record": "counter_source", "source": "ncu", "available": True, "version": version,
-                  "replay": replay, "metrics": metrics, "ranges": len(order), "passes": len(timed) // max(1, len(order)),
+                  "replay": replay, "metrics": metrics, "not_offered": unsupported, "failed_attempts": attempts,
+                  "ranges": len(order), "passes": len(timed) // max(1, len(order)),
                   "wall_s": round(time.time() - t0, 2)})
     return True
-
-
-def _phase_medians(path) -> dict[tuple[str, str], float]:
-    trace = read_trace(path)
-    return {(r.id, name): statistics.median(ph.total_ms) for r in trace.runs.values() for name, ph in r.phases.items()}

@@ -146,7 +146,8 @@ class Runner:
             return
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
-        collect_ncu(chosen, self.writer, self.bench.device, self.bench.seed, self.options.counter_reps,
+        cc = (self.bench.props["cc_major"], self.bench.props["cc_minor"])
+        collect_ncu(chosen, self.writer, self.bench.device, cc, self.bench.seed, self.options.counter_reps,
                     list(self.options.counter_phases), self.options.ncu_replay, self.progress.note)
 
     def _gpm(self, variant, plan: RunPlan, phase: str) -> None:

@@ -54,6 +54,9 @@ class PlanOptions:
     rp_comm_ctas: tuple[int, ...] = (32,)
     sm_transport: str = "sm_kernel"
     dma_transport: str = "ce_h2d"
+    # Multi-GPU captures (c3prof/collectives/variants.py plans their collective scenarios).
+    distributed: bool = False
+    dma_collectives: tuple[str, ...] = ("nccl_ce", "dma_push", "dma_pull")
 
 
 @dataclass(frozen=True)
@@ -112,10 +115,16 @@ def variants_for(strategy: str, opts: PlanOptions) -> list[Variant]:
 def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: PlanOptions) -> list[RunPlan]:
     """Every (scenario, variant) to capture, scenario-major so a scenario's buffers are reused."""
     for s in scenarios:
-        if s.comm.op != "transfer":
-            raise C3profError(f"scenario {s.name!r}: {s.comm.op} needs a multi-GPU capture "
+        if s.comm.op != "transfer" and not opts.distributed:
+            raise C3profError(f"scenario {s.name!r}: {s.comm.op} needs a multi-GPU capture: "
+                              f"`torchrun --nproc-per-node N -m c3prof capture ...` or `c3prof capture --gpus N ...` "
                               f"(single-GPU capture runs 'transfer' scenarios)")
     variants = [v for st in strategies for v in variants_for(st, opts)]
     # base first: it is every other strategy's reference in the report.
     variants.sort(key=lambda v: v.strategy != "base")
-    return [RunPlan(s, v) for s in scenarios for v in variants]
+    if all(s.comm.op == "transfer" for s in scenarios):
+        return [RunPlan(s, v) for s in scenarios for v in variants]
+    from c3prof.collectives.variants import collective_variants_for
+
+    return [RunPlan(s, v) for s in scenarios
+            for v in (variants if s.comm.op == "transfer" else collective_variants_for(s.comm.op, strategies, opts))]

@@ -10,6 +10,7 @@ import contextlib
 import math
 import statistics
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,24 +143,38 @@ class CudaBench:
         """NVML GPM averages while ``phase`` repeats back to back for ``window_s``.
 
         A thread keeps enqueueing ~20 ms batches of the phase (no gate kernel) while the main
-        thread takes the two GPM samples; the batches' own event times are kept, so the
-        record also shows whether sampling perturbed the phase.
+        thread takes the two GPM samples. The same loop first runs as long without sampling:
+        the ratio of the two loops' median phase times is GPM's perturbation (a matched pair, so
+        the clock drop of a GPU kept busy for a quarter second affects both alike). The record
+        also keeps the busy fraction (phase time over loop time): short phases leave the GPU
+        idle between launches, which dilutes every GPM average.
         """
         reps = max(4, min(2000, math.ceil(20.0 / max(median_ms, 1e-3))))
-        stop, timed, failed = threading.Event(), [], []
 
-        def loop():
-            try:
-                while not stop.is_set():
-                    pool = setup.timer.enqueue_batch(phase, reps, gate=False)
-                    timed.extend(setup.timer.finish_batch(phase, pool, reps)["total_ms"])
-            except Exception as exc:  # surfaced below, in the capture's thread
-                failed.append(exc)
+        def looper(timed, failed, stop):
+            def loop():
+                try:
+                    while not stop.is_set():
+                        pool = setup.timer.enqueue_batch(phase, reps, gate=False)
+                        timed.extend(setup.timer.finish_batch(phase, pool, reps)["total_ms"])
+                except Exception as exc:  # surfaced below, in the capture's thread
+                    failed.append(exc)
+            return loop
+
+        plain, failed, stop = [], [], threading.Event()
+        thread = threading.Thread(target=looper(plain, failed, stop), daemon=True)
+        thread.start()
+        stop.wait(window_s + 0.05)
+        stop.set()
+        thread.join()
+        sampled, stop2 = [], threading.Event()
+        walls = []
 
         def busy():
-            thread = threading.Thread(target=loop, daemon=True)
-            thread.start()
-            return lambda: (stop.set(), thread.join())
+            t0 = time.perf_counter()
+            th = threading.Thread(target=looper(sampled, failed, stop2), daemon=True)
+            th.start()
+            return lambda: (stop2.set(), th.join(), walls.append(time.perf_counter() - t0))
 
         result = self.nvml.gpm_window(list(GPM_PHASE_METRICS), window_s, busy)
         if failed:
@@ -169,9 +184,12 @@ class CudaBench:
         metrics = {name.lower(): {"value": result["metrics"][name.lower()], "unit": unit}
                    for name, unit in GPM_PHASE_METRICS.items()}
         rec = {"record": "counters", "run": run, "phase": phase, "source": "nvml_gpm", "metrics": metrics,
-               "window_s": result["window_s"], "reps": len(timed), "timed_samples_ms": timed[:1000]}
-        if timed:
-            rec["perturbation"] = statistics.median(timed) / median_ms
+               "window_s": result["window_s"], "reps": len(sampled), "timed_samples_ms": sampled[:1000],
+               "unprofiled_samples_ms": plain[:1000]}
+        if sampled and walls:
+            rec["busy_fraction"] = min(1.0, sum(sampled) / 1e3 / walls[0])
+        if sampled and plain:
+            rec["perturbation"] = statistics.median(sampled) / statistics.median(plain)
         return rec, None
 
     def release_memory(self) -> None:

@@ -48,6 +48,33 @@ def ncu_version(path: str) -> str:
     return next((ln.strip() for ln in out.splitlines() if "Version" in ln), out.strip()[:80])
 
 
+def chip_name(cc_major: int, cc_minor: int) -> str | None:
+    """ncu's chip name for --query-metrics (only the chips c3prof has run on are listed)."""
+    return {(9, 0): "gh100", (8, 0): "ga100", (10, 0): "gb100"}.get((cc_major, cc_minor))
+
+
+def available_metrics(path: str, chip: str) -> set[str] | None:
+    """Base names of the metrics ncu offers on ``chip`` (None when the query fails).
+
+    The query lists base names (``lts__t_sectors``); roll-ups such as ``.sum`` are implied.
+    """
+    try:
+        out = subprocess.run([path, "--query-metrics", "--chip", chip, "--csv"], capture_output=True, text=True,
+                             timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = {row[0].strip() for row in csv.reader(io.StringIO(out)) if row and "__" in row[0]}
+    return names or None
+
+
+def choose_metrics(available: set[str] | None) -> tuple[list[str], list[str]]:
+    """(metrics to collect, metrics of METRICS this chip does not offer)."""
+    if available is None:
+        return list(METRICS), []
+    chosen = [m for m in METRICS if m.split(".")[0] in available]
+    return chosen, [m for m in METRICS if m not in chosen]
+
+
 def ncu_command(path: str, metrics: list[str], log_file: str, replay: str, worker_args: list[str]) -> list[str]:
     return [path, "--replay-mode", replay, "--clock-control", "none", "--metrics", ",".join(metrics),
             "--csv", "--page", "raw", "--log-file", log_file, "--target-processes", "all", *worker_args]

@@ -1,0 +1,77 @@
+"""`c3prof capture` bad input: one line on stderr, exit status 2, no traceback, nothing lost."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cuda_device_count
+
+
+def c3prof(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "c3prof", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def assert_one_line_error(proc, *fragments):
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("args,fragments", [
+    (["--suite", "nope"], ["unknown suite 'nope'"]),
+    (["--strategies", "base,warp"], ["unknown strategy 'warp'"]),
+    (["--counters", "perf"], ["unknown counter source 'perf'"]),
+    (["--reps", "0"], ["min_reps"]),
+    (["--only", "ghost"], ["no scenario named 'ghost'"]),
+    (["--scenarios", "/nonexistent.toml"], ["cannot read scenario file"]),
+])
+def test_bad_arguments(tmp_path, args, fragments):
+    assert_one_line_error(c3prof("capture", *args, "--out", str(tmp_path / "t.jsonl")), *fragments)
+
+
+def test_bad_scenario_file(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('[[scenario]]\nname = "x"\ngemm = { m = 8, n = 8, k = -8 }\ncomm = { bytes = "1MiB" }\n')
+    assert_one_line_error(c3prof("capture", "--scenarios", str(f), "--out", str(tmp_path / "t.jsonl")),
+                          "gemm.k must be positive", str(f))
+
+
+def test_existing_trace_is_never_overwritten(tmp_path):
+    out = tmp_path / "t.jsonl"
+    out.write_text("precious\n")
+    assert_one_line_error(c3prof("capture", "--out", str(out)), "already exists", "--resume")
+    assert out.read_text() == "precious\n"
+
+
+def test_resume_needs_a_trace(tmp_path):
+    assert_one_line_error(c3prof("capture", "--resume", "--out", str(tmp_path / "none.jsonl")), "nothing to resume")
+
+
+def test_unwritable_output(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_one_line_error(c3prof("capture", "--out", str(blocker / "sub" / "t.jsonl")), "cannot create its folder")
+
+
+@pytest.mark.skipif(cuda_device_count() > 0, reason="checks the message on a machine without a GPU")
+def test_no_gpu_says_so_and_points_to_report(tmp_path):
+    out = tmp_path / "t.jsonl"
+    proc = c3prof("capture", "--suite", "smoke", "--out", str(out))
+    assert_one_line_error(proc, "no usable GPU", "c3prof report tests/data/h200_taxonomy.jsonl")
+    assert not out.exists()
+
+
+def test_suites_listing():
+    proc = c3prof("suites")
+    assert proc.returncode == 0 and "taxonomy" in proc.stdout and "smoke" in proc.stdout
+    proc = c3prof("suites", "smoke")
+    assert "smoke-cb2k-x-4M" in proc.stdout
+
+
+def test_no_command_prints_help():
+    proc = c3prof()
+    assert proc.returncode == 2 and "capture" in proc.stdout

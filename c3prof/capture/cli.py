@@ -51,8 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="copy-engine transfer used by dma (default ce_h2d)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
-                   help="hardware counters per phase: gpm (NVML GPM windows), ncu (Nsight Compute range "
-                        "replay after the sweep), both as 'gpm,ncu', or none (default)")
+                   help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
+                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), "
+                        "or none (default)")
     p.add_argument("--counter-strategies", default="base,dma",
                    help="strategies whose runs get counters (default base,dma: the falsification pair)")
     p.add_argument("--counter-reps", type=int, default=5, help="repetitions inside each ncu range (default 5)")
@@ -61,6 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
+    from c3prof.capture.distributed import add_distributed_arguments
+
+    add_distributed_arguments(p)
 
 
 def _check_output(path: Path, resume: bool) -> None:
@@ -111,7 +115,10 @@ def run(args) -> int:
     from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
 
     from c3prof.capture.counters import parse_sources
+    from c3prof.capture import distributed
 
+    if getattr(args, "gpus", None) or distributed.under_torchrun():
+        return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
     strategies = parse_strategies(args.strategies)
     counter_sources = parse_sources(args.counters)
     counter_strategies = parse_strategies(args.counter_strategies)
@@ -151,6 +158,7 @@ def run(args) -> int:
     progress = SweepProgress(enabled=not args.quiet)
     options = CaptureOptions(rule=rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
                              gpm="gpm" in counter_sources, ncu="ncu" in counter_sources,
+                             pm_sampling="pmsampling" in counter_sources,
                              counter_strategies=counter_strategies, counter_reps=args.counter_reps,
                              ncu_replay=args.ncu_replay)
     runner = Runner(bench, writer, options, progress, existing=writer.existing)

@@ -54,7 +54,8 @@ def main(argv: list[str]) -> int:
                     samples = v.timer.finish_batch(phase, pool, reps)
                     out.write(json.dumps({"item": index, "run": run_id(scenario.name, variant.strategy, variant.name),
                                           "phase": phase, "reps": reps, "profiled_ms": samples["total_ms"],
-                                          "unprofiled_ms": unprofiled["total_ms"]}) + "\n")
+                                          "unprofiled_ms": unprofiled["total_ms"],
+                                          "rep_start_ms": v.timer.rep_starts(phase, pool, reps)}) + "\n")
                     out.flush()
             finally:
                 v.close()

@@ -154,6 +154,11 @@ class PhaseTimer:
             pool.synchronize(last + ev)
         return self._read(phase, pool, reps)
 
+    def rep_starts(self, phase: str, pool: EventPool, reps: int) -> list[float]:
+        """Each repetition's start relative to the first one's (ms), after finish_batch."""
+        first = {"gemm": G0, "comm": C0}.get(phase, S)
+        return pool.elapsed_from(first, [r * EVENTS_PER_REP + first for r in range(reps)])
+
     def run_batch(self, phase: str, reps: int) -> dict[str, list[float]]:
         return self.finish_batch(phase, self.enqueue_batch(phase, reps), reps)
 

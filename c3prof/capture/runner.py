@@ -34,6 +34,7 @@ class CaptureOptions:
     evidence: bool = True
     gpm: bool = False                  # NVML GPM averages per phase (see capture/counters.py)
     ncu: bool = False                  # Nsight Compute per-phase totals after the sweep
+    pm_sampling: bool = False          # PM-sampling time series (through ncu) after the sweep
     counter_strategies: tuple[str, ...] = ("base", "dma")
     counter_reps: int = 5
     counter_phases: tuple[str, ...] = ("gemm", "comm", "concurrent")
@@ -95,8 +96,8 @@ class Runner:
             self._preamble(plans)
             for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                 self._scenario(list(group))
-            if self.options.ncu:
-                self._ncu(plans)
+            if self.options.ncu or self.options.pm_sampling:
+                self._profiled_counters(plans)
             status = "complete"
         except KeyboardInterrupt:
             status = "interrupted"
@@ -135,20 +136,24 @@ class Runner:
             setup.close()
         self.progress.scenario_done(scenario.name, [(p, self.medians.get(p.id, {})) for p, _ in group])
 
-    def _ncu(self, plans: list[RunPlan]) -> None:
-        from c3prof.capture.counters import collect_ncu
+    def _profiled_counters(self, plans: list[RunPlan]) -> None:
+        from c3prof.capture.counters import collect_ncu, collect_pm_sampling
 
-        have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
-                for c in r.counters if c["source"] == "ncu"}
-        chosen = [p for p in plans if p.variant.strategy in self.options.counter_strategies
-                  and any((p.id, ph) not in have for ph in self.options.counter_phases)]
-        if not chosen:
-            return
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
         cc = (self.bench.props["cc_major"], self.bench.props["cc_minor"])
-        collect_ncu(chosen, self.writer, self.bench.device, cc, self.bench.seed, self.options.counter_reps,
-                    list(self.options.counter_phases), self.options.ncu_replay, self.progress.note)
+        o = self.options
+        for wanted, source, collect, extra in ((o.ncu, "ncu", collect_ncu, (cc,)),
+                                               (o.pm_sampling, "pm_sampling", collect_pm_sampling, ())):
+            if not wanted:
+                continue
+            have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
+                    for c in r.counters if c["source"] == source}
+            chosen = [p for p in plans if p.variant.strategy in o.counter_strategies
+                      and any((p.id, ph) not in have for ph in o.counter_phases)]
+            if chosen:
+                collect(chosen, self.writer, self.bench.device, *extra, self.bench.seed, o.counter_reps,
+                        list(o.counter_phases), o.ncu_replay, self.progress.note)
 
     def _gpm(self, variant, plan: RunPlan, phase: str) -> None:
         rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)

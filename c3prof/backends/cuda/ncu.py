@@ -81,7 +81,8 @@ def ncu_command(path: str, metrics: list[str], log_file: str, replay: str, worke
 
 
 def _number(text: str):
-    t = text.strip().replace(",", "")
+    # Instanced metrics print as "aggregate (v1; v2; ...)": the aggregate comes first.
+    t = text.split("(")[0].strip().replace(",", "")
     if t in ("", "n/a", "N/A"):
         return None
     try:
@@ -112,6 +113,73 @@ def parse_csv(text: str) -> list[dict[str, dict]]:
                 rec[name] = {"value": _number(value), "unit": (units[header.index(col)] if units else unit) or unit}
         out.append(rec)
     return out
+
+
+# PM-sampling series kept in the trace (ncu's PmSampling section names them "<unit>.TriageCompute.<metric>").
+PM_SERIES = {
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed": "l2_throughput_pct",
+    "lts__t_sector_throughput_srcunit_tex.avg.pct_of_peak_sustained_elapsed": "l2_from_sm_throughput_pct",
+    "dramc__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",
+    "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed": "dram_read_throughput_pct",
+    "dramc__write_throughput.avg.pct_of_peak_sustained_elapsed": "dram_write_throughput_pct",
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed": "tensor_pipe_active_pct",
+    "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed": "sm_inst_executed_pct",
+}
+
+
+def _instances(cell: str) -> list[float]:
+    if "(" not in cell:
+        return []
+    inside = cell[cell.index("(") + 1:cell.rindex(")")]
+    out = []
+    for v in inside.split(";"):
+        x = _number(v)
+        out.append(0.0 if x is None else x)
+    return out
+
+
+def parse_pm_series(text: str) -> list[dict]:
+    """ncu --section PmSampling --print-metric-instances values --csv --page raw output ->
+    [{"interval_us": float, "series": {"t_ms": [...], name: [...]}}] per range, in order.
+
+    Samples after the last one where any kept metric is non-zero are dropped (the sampler's
+    buffer outlives the range).
+    """
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("==")]
+    try:
+        head = next(i for i, r in enumerate(rows) if r[0] == "ID")
+    except StopIteration:
+        return []
+    header = rows[head]
+    data = rows[head + 1 + (1 if head + 1 < len(rows) and rows[head + 1][0] == "" else 0):]
+    cols = {}
+    for i, name in enumerate(header):
+        base = name.split(".TriageCompute.")[-1]
+        if base in PM_SERIES:
+            cols[PM_SERIES[base]] = i
+    interval_col = header.index("profiler__pmsampler_interval_time") if "profiler__pmsampler_interval_time" in header else None
+    out = []
+    for r in data:
+        interval_ns = _number(r[interval_col]) if interval_col is not None else None
+        series = {name: _instances(r[i]) for name, i in cols.items()}
+        n = max((len(v) for v in series.values()), default=0)
+        last = max((max((k for k, x in enumerate(v) if x), default=-1) for v in series.values()), default=-1)
+        keep = min(n, last + 2)
+        series = {name: v[:keep] for name, v in series.items()}
+        if interval_ns:
+            series = {"t_ms": [round(k * interval_ns / 1e6, 6) for k in range(keep)], **series}
+        out.append({"interval_us": interval_ns / 1e3 if interval_ns else None, "series": series})
+    return out
+
+
+def inaccessible_metrics(log: str) -> set[str]:
+    """Base names ncu refused ("Unable to access the following N metrics: a.sum, b.avg, ...")."""
+    marker = "Unable to access the following"
+    for line in log.splitlines():
+        if marker in line and ":" in line.split(marker, 1)[1]:
+            names = line.split(marker, 1)[1].split(":", 1)[1]
+            return {n.strip().rstrip(".").split(".")[0] for n in names.split(",") if n.strip()}
+    return set()
 
 
 def derived(metrics: dict) -> dict:

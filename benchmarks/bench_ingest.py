@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Benchmark ``c3prof ingest`` against Holistic Trace Analysis (HTA) loading the same Kineto trace.
+
+    python benchmarks/make_large_kineto_trace.py tests/data/synthetic_kineto_rank0.json /tmp/kineto_1g.json
+    python benchmarks/bench_ingest.py /tmp/kineto_1g.json [--json results.json]
+
+Each tool runs in its own fresh Python process, one after the other, on the same file:
+
+* ``c3prof-ingest``: the whole ``c3prof ingest FILE --out DIR --quiet`` (read, classify, regions,
+  statistics, scenario file, JSON), so it is the user-visible cost, not just the parser;
+* ``c3prof-read``: the streaming reader alone (c3prof.ingest.reader.read_kineto);
+* ``hta-json``: ``hta.trace_analysis.TraceAnalysis(trace_dir=...)``, HTA's documented entry point,
+  with its default parser backend (json);
+* ``hta-ijson``: the same with HTA's iterative backend (ijson, batched and compressed on the fly:
+  its low-memory mode; needs ``pip install ijson``).
+
+Measured per tool: wall time of the work (after imports), wall time of the whole process, and peak
+resident memory: the maximum of the process's and its reaped children's ``ru_maxrss`` (HTA parses
+in a worker process of a multiprocessing pool, which this includes). A tool that fails is reported
+with the reason (e.g. out of memory), not dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLS = ("c3prof-ingest", "c3prof-read", "hta-json", "hta-ijson")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _peak_mb() -> float:
+    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(self_kb, children_kb) / 1024.0
+
+
+def _child(tool: str, trace: Path) -> dict:
+    """Run one tool in this process; return its timings (printed as JSON by the caller)."""
+    sys.path.insert(0, str(REPO))
+    info: dict = {"tool": tool}
+    if tool in ("c3prof-ingest", "c3prof-read"):
+        from c3prof.cli import main as c3prof_main
+        from c3prof.ingest.reader import read_kineto
+
+        base_mb = _peak_mb()
+        t0 = time.perf_counter()
+        if tool == "c3prof-ingest":
+            with tempfile.TemporaryDirectory() as out:
+                rc = c3prof_main(["ingest", str(trace), "--out", out, "--quiet"])
+                doc = json.loads((Path(out) / "ingest.json").read_text())
+            info["ok"] = rc == 0
+            info["n_regions"] = doc["n_regions"]
+            info["n_results"] = len(doc["results"])
+            info["events_seen"] = doc["inputs"][0]["events_seen"]
+        else:
+            t = read_kineto(trace)
+            info["ok"] = True
+            info["events_seen"] = t.events_seen
+            info["kept"] = {"gpu": t.n_gpu, "launch": len(t.launch["correlation"]), "cpu": len(t.cpu["name"])}
+        info["work_s"] = time.perf_counter() - t0
+        info["import_peak_mb"] = base_mb
+    else:
+        import logging
+
+        logging.disable(logging.WARNING)
+        from hta.common import trace_parser
+        from hta.configs.parser_config import ParserBackend
+        from hta.trace_analysis import TraceAnalysis
+
+        backend = ParserBackend.JSON if tool == "hta-json" else ParserBackend.IJSON_BATCH_AND_COMPRESS
+        trace_parser.set_default_trace_parsing_backend(backend)
+        base_mb = _peak_mb()
+        with tempfile.TemporaryDirectory() as d:
+            # HTA loads every trace file of a directory; give it one holding only this trace.
+            os.symlink(trace.resolve(), Path(d) / trace.name)
+            t0 = time.perf_counter()
+            analyzer = TraceAnalysis(trace_dir=d)
+            info["work_s"] = time.perf_counter() - t0
+            df = next(iter(analyzer.t.traces.values()))
+            info["ok"] = True
+            info["rows"] = int(len(df))
+            info["backend"] = str(backend.value)
+        info["import_peak_mb"] = base_mb
+    info["peak_mb"] = _peak_mb()
+    return info
+
+
+def _measure(tool: str, trace: Path, timeout: float) -> dict:
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run([sys.executable, __file__, "--child", tool, str(trace)], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"tool": tool, "ok": False, "error": f"timed out after {timeout:.0f} s"}
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
+        why = "killed (out of memory?)" if p.returncode in (-9, 137) else tail
+        return {"tool": tool, "ok": False, "error": f"exit {p.returncode}: {why}", "process_s": wall}
+    info = json.loads(lines[-1])
+    info["process_s"] = wall
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace", type=Path)
+    ap.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {', '.join(TOOLS)}")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="per tool, seconds")
+    ap.add_argument("--json", type=Path, help="write the measurements here")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.child, args.trace)))
+        return 0
+    size = args.trace.stat().st_size
+    print(f"trace: {args.trace} ({size / 1e9:.2f} GB); machine: {os.cpu_count()} cores")
+    results = []
+    for tool in args.tools.split(","):
+        r = _measure(tool, args.trace, args.timeout)
+        results.append(r)
+        if r.get("ok"):
+            print(f"  {tool:14s} work {r['work_s']:8.2f} s   process {r['process_s']:8.2f} s   "
+                  f"peak RSS {r['peak_mb']:9.0f} MB   ({size / 1e6 / r['work_s']:.0f} MB/s)")
+        else:
+            print(f"  {tool:14s} FAILED: {r.get('error')}")
+    by = {r["tool"]: r for r in results if r.get("ok")}
+    summary = {}
+    if "c3prof-ingest" in by:
+        ours = by["c3prof-ingest"]
+        for hta in ("hta-json", "hta-ijson"):
+            if hta in by:
+                speed = by[hta]["work_s"] / ours["work_s"]
+                mem = by[hta]["peak_mb"] / ours["peak_mb"]
+                summary[hta] = {"speedup": speed, "memory_ratio": mem}
+                print(f"  c3prof ingest vs {hta}: {speed:.1f}x faster, {mem:.1f}x less peak memory")
+    if args.json:
+        args.json.write_text(json.dumps({"trace": str(args.trace), "bytes": size, "results": results,
+                                         "summary": summary}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,7 +28,7 @@ for s in "$@"; do
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;
     capture-smoke) step capture_smoke python3 -m c3prof capture --suite smoke --strategies base,sp,rp,dma --out "$OUT/h200_smoke.jsonl" ;;
     capture-taxonomy) step capture_taxonomy /usr/bin/time -v python3 -m c3prof capture --suite taxonomy --counters gpm --out "$OUT/h200_taxonomy.jsonl" ;;
-    capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite taxonomy --only cb8k-x-256M,cb8k-x-1G,mb64-x-256M,mb64-x-1G --strategies base,dma --counters ncu --out "$OUT/h200_counters.jsonl" ;;
+    capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite taxonomy --only cb8k-x-256M,cb8k-x-1G,mb64-x-256M,mb64-x-1G --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
     capture-variants) step capture_variants python3 -m c3prof capture --suite smoke --strategies base,dma --sm-transport memcpy_d2d --dma-transport ce_d2h --out "$OUT/h200_smoke_d2d_d2h.jsonl" ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;

@@ -23,7 +23,7 @@ def counters_trace(tmp_path_factory):
     # 256 MiB transfers (about 0.15 ms on SMs, 5 ms on a copy engine): long enough that the GPM
     # window is not dominated by launch gaps.
     rc = main(["capture", "--suite", "taxonomy", "--only", "mb64-x-256M", "--strategies", "base,dma",
-               "--counters", "gpm,ncu", "--counter-reps", "3", "--out", str(out), *FAST])
+               "--counters", "gpm,ncu,pmsampling", "--counter-reps", "3", "--out", str(out), *FAST])
     assert rc == 0
     return read_trace(out)
 
@@ -57,3 +57,15 @@ def test_gpm_sees_idle_sms_under_copy_engine_traffic(counters_trace):
         pytest.skip(f"NVML GPM unavailable: {sources.get('nvml_gpm', {}).get('reason')}")
     assert _comm(counters_trace, "dma", "nvml_gpm")["metrics"]["sm_util"]["value"] < 5
     assert _comm(counters_trace, "base", "nvml_gpm")["metrics"]["sm_util"]["value"] > 20
+
+
+def test_pm_sampling_series_show_where_l2_traffic_comes_from(counters_trace):
+    sources = {s["source"]: s for s in counters_trace.counter_sources}
+    if not sources.get("pm_sampling", {}).get("available"):
+        pytest.skip(f"PM sampling unavailable: {sources.get('pm_sampling', {}).get('reason')}")
+    dma = _comm(counters_trace, "dma", "pm_sampling")["series"]
+    sm = _comm(counters_trace, "base", "pm_sampling")["series"]
+    assert len(dma["t_ms"]) > 10 and len(sm["t_ms"]) > 10
+    # Copy-engine traffic loads L2 but none of it comes from the SMs; the SM copy kernel's does.
+    assert max(dma["l2_throughput_pct"]) > 1 and max(dma["l2_from_sm_throughput_pct"]) < 1
+    assert max(sm["l2_from_sm_throughput_pct"]) > 10

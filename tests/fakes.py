@@ -90,8 +90,9 @@ class FakeBench:
     gemm_ms: float = 2.0
     comm_ms: float = 1.0
     fail_variant: str | None = None         # variant name whose setup raises FakeOOM
-    interrupt_after_phases: int | None = None
-    phases_started: int = 0
+    interrupt_after_runs: int | None = None
+    runs_started: int = 0
+    phases_measured: list = field(default_factory=list)
     opened: list = field(default_factory=list)
 
     def machine_record(self):
@@ -126,11 +127,12 @@ class FakeBench:
         transport = FakeTransport(self.comm_ms)
 
         class CountingTimer(PhaseTimer):
-            def measure(self, phase, rule):
-                if bench.interrupt_after_phases is not None and bench.phases_started >= bench.interrupt_after_phases:
+            def measure_interleaved(self, phases, rule, before=None, after=None):
+                if bench.interrupt_after_runs is not None and bench.runs_started >= bench.interrupt_after_runs:
                     raise KeyboardInterrupt
-                bench.phases_started += 1
-                return super().measure(phase, rule)
+                bench.runs_started += 1
+                bench.phases_measured.extend(phases)
+                return super().measure_interleaved(phases, rule, before, after)
 
         clock = FakeClock()
         timer = CountingTimer(FakeWork(self.gemm_ms), transport, FakeStream("g", clock), FakeStream("c", clock),

@@ -22,6 +22,7 @@ def test_smoke_capture_all_strategies(tmp_path):
     assert all(r.complete for r in t.runs.values())
     for r in t.runs.values():
         assert [v["ok"] for v in r.validations] == [True, True, True], r.id
+        assert all(v["batches_checked"] >= 1 for v in r.validations)
         conc = r.phases["concurrent"].samples
         for tot, g, c in zip(conc["total_ms"], conc["gemm_ms"], conc["comm_ms"]):
             assert tot >= max(g, c) - 1e-3
@@ -42,7 +43,7 @@ def test_corrupted_transfer_is_caught(tmp_path):
     t = read_trace(out)
     bad = [v for r in t.runs.values() for v in r.validations if not v["ok"]]
     assert len(bad) == 2 and all(v["mismatched_bytes"] == 1 and v["phase"] == "concurrent" for v in bad)
-    assert all(v["first_mismatch_offset"] == v["bytes_checked"] // 3 for v in bad)
+    assert all(v["first_mismatch_offset"] == v["bytes_per_check"] // 3 and v["injected_corruption"] for v in bad)
 
 
 def test_resume_completes_an_interrupted_capture(tmp_path):
@@ -59,3 +60,12 @@ def test_resume_completes_an_interrupted_capture(tmp_path):
     t = read_trace(out)
     run = t.runs["smoke-cb2k-x-4M/base/default"]
     assert run.complete and t.finished
+
+
+def test_scenario_too_big_for_the_gpu_is_refused_before_allocating(tmp_path):
+    f = tmp_path / "huge.toml"
+    f.write_text('[[scenario]]\nname = "huge"\ngemm = { m = 1024, n = 1024, k = 1024 }\n'
+                 'comm = { op = "transfer", bytes = "400GiB" }\n')
+    out = tmp_path / "t.jsonl"
+    rc = main(["capture", "--scenarios", str(f), "--strategies", "base", "--out", str(out), *FAST])
+    assert rc == 2 and not out.exists()

@@ -77,21 +77,43 @@ def test_injected_corruption_is_reported(tmp_path):
     assert len(summary.validation_failures) == 2
     bad = [v for r in read_trace(p).runs.values() for v in r.validations if not v["ok"]]
     assert {v["phase"] for v in bad} == {"concurrent"} and all(v["mismatched_bytes"] == 1 for v in bad)
+    assert all(v["injected_corruption"] for v in bad)
 
 
-def test_interrupt_keeps_completed_phases_and_resume_finishes(tmp_path):
+def test_interrupt_keeps_completed_runs_and_resume_finishes(tmp_path):
     p = tmp_path / "t.jsonl"
     with pytest.raises(KeyboardInterrupt):
-        capture(p, FakeBench(interrupt_after_phases=5))
+        capture(p, FakeBench(interrupt_after_runs=2))
     t = read_trace(p)
-    assert sum(len(r.phases) for r in t.runs.values()) == 5
+    assert sum(len(r.phases) for r in t.runs.values()) == 8 and all(r.complete for r in t.runs.values())
     assert t.ends[-1]["status"] == "interrupted"
     bench = FakeBench()
     summary, _ = capture(p, bench, resume=True)
-    assert summary.phases_measured == 24 - 5 and bench.phases_started == 19
+    assert summary.phases_measured == 24 - 8 and bench.runs_started == 4
     t = read_trace(p)
     assert all(r.complete for r in t.runs.values()) and t.finished
     assert len(t.ceilings) == 1 and len(t.machines) == 2   # ceilings kept, new session's machine record
+
+
+def test_resume_measures_only_missing_phases(tmp_path):
+    p = tmp_path / "t.jsonl"
+    capture(p, FakeBench(), strategies=("base",))
+    lines = p.read_text().splitlines(keepends=True)
+    last_phase = max(i for i, ln in enumerate(lines) if '"record":"phase"' in ln)
+    p.write_text("".join(ln for i, ln in enumerate(lines) if i != last_phase and '"record":"end"' not in ln))
+    bench = FakeBench()
+    summary, _ = capture(p, bench, strategies=("base",), resume=True)
+    assert summary.phases_measured == 1 and bench.phases_measured == ["concurrent"]
+    assert all(r.complete for r in read_trace(p).runs.values())
+
+
+def test_every_batch_is_validated(tmp_path):
+    p = tmp_path / "t.jsonl"
+    capture(p, FakeBench(), strategies=("base",))
+    v = read_trace(p).runs["smoke-cb2k-x-4M/base/default"].validations
+    # min_reps 4 -> batches of 2 (a third, rounded up), 2 batches per phase, each poisoned and checked.
+    assert [x["batches_checked"] for x in v] == [2, 2, 2]
+    assert all(x["bytes_checked"] == 2 * x["bytes_per_check"] for x in v)
 
 
 def test_failed_run_is_recorded_and_the_sweep_continues(tmp_path):

@@ -4,12 +4,13 @@ Order of work (each step appended to the trace as soon as it completes):
   1. a ``machine`` record (every session, so a resumed capture records the clocks it ran at);
   2. ``ceilings`` once per trace; ``engine_evidence`` once per transport and trace;
   3. per scenario (buffers allocated once), per variant: the phases gemm, comm, serial,
-     concurrent; before each communication phase the destination is poisoned, after it the
-     transfer is validated byte for byte (a ``validation`` record);
+     concurrent, in alternating short batches; before each communication batch the destination
+     is poisoned, after it the transfer is validated byte for byte (one ``validation`` record
+     per phase covers all its batches);
   4. an ``end`` record with the clocks at the end.
 
 Resume: phases already in the trace are skipped, so an interrupted capture loses at most the
-phase it was in. A run that fails recoverably (out of memory, a partition the GPU cannot make)
+run it was in (a run's phases are measured interleaved and written together). A run that fails recoverably (out of memory, a partition the GPU cannot make)
 gets an ``error`` record and the sweep continues; anything else stops the capture after an
 ``end`` record with status "failed".
 """
@@ -168,8 +169,23 @@ class Runner:
         self.progress.note(f"counters: NVML GPM unavailable ({reason}); continuing without it")
         self.options.gpm = False
 
+    def _validation(self, plan: RunPlan, phase: str, checks: list[dict]) -> None:
+        """One validation record per phase, over every batch of it (each batch poisoned, then checked)."""
+        bad = [c for c in checks if not c["ok"]]
+        first = checks[0]
+        rec = {"record": "validation", "run": plan.id, "phase": phase, "transport": first["transport"],
+               "method": first["method"], "batches_checked": len(checks), "bytes_per_check": first["bytes_checked"],
+               "bytes_checked": sum(c["bytes_checked"] for c in checks),
+               "mismatched_bytes": sum(c["mismatched_bytes"] for c in checks),
+               "first_mismatch_offset": bad[0]["first_mismatch_offset"] if bad else None,
+               "injected_corruption": any(c["injected_corruption"] for c in checks), "ok": not bad}
+        self.writer.write(rec)
+        if bad:
+            self.summary.validation_failures.append(f"{plan.id}:{phase}")
+            self.progress.note(f"[red]VALIDATION FAILED[/red] {plan.id}:{phase}: {rec['mismatched_bytes']} bytes "
+                               f"differ in {len(bad)} of {len(checks)} checked batches")
+
     def _run(self, setup, plan: RunPlan, missing: list[str]) -> None:
-        phase = None
         try:
             variant = self.bench.open_variant(setup, plan.variant)
         except Exception as exc:
@@ -179,30 +195,34 @@ class Runner:
             self.progress.advance(len(missing))
             return
         try:
-            for phase in missing:
-                self.progress.describe(f"{plan.id}:{phase}")
+            self.progress.describe(plan.id)
+            checks: dict[str, list[dict]] = {p: [] for p in missing if p != "gemm"}
+
+            def before(phase):
                 if phase != "gemm":
                     variant.transport.poison()
-                result = variant.timer.measure(phase, self.options.rule)
+
+            def after(phase, last):
+                if phase != "gemm":
+                    corrupt = self.options.inject_corruption and phase == "concurrent" and last
+                    checks[phase].append({**variant.transport.validate(corrupt=corrupt), "injected_corruption": corrupt})
+
+            results = variant.timer.measure_interleaved(missing, self.options.rule, before, after)
+            for phase in missing:
+                result = results[phase]
                 self.writer.write(_phase_record(plan, phase, variant.params, result))
                 self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
                 self.summary.phases_measured += 1
                 if phase != "gemm":
-                    corrupt = self.options.inject_corruption and phase == "concurrent"
-                    check = variant.transport.validate(corrupt=corrupt)
-                    self.writer.write({"record": "validation", "run": plan.id, "phase": phase,
-                                       "injected_corruption": corrupt, **check})
-                    if not check["ok"]:
-                        self.summary.validation_failures.append(f"{plan.id}:{phase}")
-                        self.progress.note(f"[red]VALIDATION FAILED[/red] {plan.id}:{phase}: "
-                                           f"{check['mismatched_bytes']} of {check['bytes_checked']} bytes differ")
-                if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
+                    self._validation(plan, phase, checks[phase])
+            if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
+                for phase in missing:
                     self._gpm(variant, plan, phase)
-                self.progress.advance(1)
+            self.progress.advance(len(missing))
         except Exception as exc:
             if not self.bench.recoverable(exc):
                 raise
-            self._fail([plan.id], phase, exc)
-            self.progress.advance(len(missing) - missing.index(phase))
+            self._fail([plan.id], None, exc)
+            self.progress.advance(len(missing))
         finally:
             variant.close()

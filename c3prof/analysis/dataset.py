@@ -105,6 +105,7 @@ class Group:
     machines: list[dict] = field(default_factory=list)
     ceilings: dict = field(default_factory=dict)  # the latest ceilings record seen (file order)
     evidence: list[dict] = field(default_factory=list)
+    counter_sources: list[dict] = field(default_factory=list)  # whether ncu / GPM ran, and why not
     runs: dict[str, MergedRun] = field(default_factory=dict)
     variant_order: dict[str, list[str]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
@@ -227,7 +228,8 @@ def load(paths: list[str], split_by: str = "platform") -> Dataset:
         if trace.ceilings:
             g.ceilings = trace.latest_ceilings
         g.evidence.extend(trace.engine_evidence)
-        g.errors.extend(dict(e, source=src) for e in trace.errors)
+        g.counter_sources.extend(getattr(trace, "counter_sources", []))  # traces before the record existed
+        g.errors.extend(dict(e, _trace=src) for e in trace.errors)
         for rid, r in trace.runs.items():
             run = g.runs.get(rid)
             if run is None:
@@ -242,9 +244,10 @@ def load(paths: list[str], split_by: str = "platform") -> Dataset:
             run.sources.append(src)
             for pname, phase in r.phases.items():
                 _pool_phase(run, pname, phase.samples, notes, src)
-            run.validations.extend(dict(v, source=src) for v in r.validations)
-            run.counters.extend(dict(c, source=src) for c in r.counters)
-            run.errors.extend(dict(e, source=src) for e in r.errors)
+            # ``_trace`` names the file a record came from (``source`` is a counters field already).
+            run.validations.extend(dict(v, _trace=src) for v in r.validations)
+            run.counters.extend(dict(c, _trace=src) for c in r.counters)
+            run.errors.extend(dict(e, _trace=src) for e in r.errors)
         del trace  # keep memory linear: only the numpy copies of the samples stay
     return Dataset(inputs=inputs, groups=list(groups.values()), notes=notes, split_by=split_by)
 

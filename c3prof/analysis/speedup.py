@@ -28,7 +28,7 @@ import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, no_ci, percentile_ci, rng_for)
+                                   bootstrap_medians, no_ci, percentile_ci, rng_for, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -53,31 +53,37 @@ class Series:
 
 
 class SeriesBank:
-    """Creates each series' bootstrap replicates once, with a seed derived from its name."""
+    """Creates each series' bootstrap replicates once, with a seed derived from its name.
+
+    The replicates of a scenario's base run are shared by all its runs; ``clear()`` after each
+    scenario keeps memory bounded by one scenario's series, not the whole trace's.
+    """
 
     def __init__(self, settings: BootstrapSettings):
         self.settings = settings
         self._cache: dict[tuple, Series] = {}
 
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def _make(self, key: tuple, label: str, values: np.ndarray) -> Series:
+        srt = np.sort(values)
+        reps = bootstrap_medians(srt, self.settings.n_resamples, rng_for(self.settings.seed, *key), presorted=True)
+        return Series(label=label, values=values, median=sorted_median(srt), replicates=reps)
+
     def get(self, run: MergedRun, phase: str, name: str) -> Series | None:
         key = (run.group, run.id, phase, name)
-        if key in self._cache:
-            return self._cache[key]
-        values = run.series(phase, name)
-        if values is None or values.size == 0:
-            return None
-        rng = rng_for(self.settings.seed, *key)
-        s = Series(label=f"{run.id}:{phase}.{name}", values=values, median=float(np.median(values)),
-                   replicates=bootstrap_medians(values, self.settings.n_resamples, rng))
-        self._cache[key] = s
-        return s
+        if key not in self._cache:
+            values = run.series(phase, name)
+            if values is None or values.size == 0:
+                return None
+            self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values)
+        return self._cache[key]
 
     def derived(self, key: tuple, label: str, values: np.ndarray) -> Series:
         """A series computed per repetition (e.g. the overlap fraction), resampled like a measured one."""
         if key not in self._cache:
-            rng = rng_for(self.settings.seed, *key)
-            self._cache[key] = Series(label=label, values=values, median=float(np.median(values)),
-                                      replicates=bootstrap_medians(values, self.settings.n_resamples, rng))
+            self._cache[key] = self._make(key, label, values)
         return self._cache[key]
 
 
@@ -99,21 +105,27 @@ def missing(reason: str) -> Estimate:
 
 
 def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
-             undefined: Callable[[float], str | None] | None = None) -> Estimate:
-    """Apply ``fn`` to the series' medians (point) and replicates (interval)."""
+             undefined: Callable[[float], str | None] | None = None, keep: bool = False) -> Estimate:
+    """Apply ``fn`` to the series' medians (point) and replicates (interval).
+
+    ``keep`` retains the replicates (the strategy summary needs the fraction's); others are dropped
+    once the interval is known, to keep memory per run small.
+    """
     absent = [n for n, s in zip(names, series) if s is None]
     if absent:
         return missing(f"no {', '.join(absent)} series in the trace")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = float(fn(*[s.median for s in series]))
-        reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
+    value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
+    reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
     why = undefined(value) if undefined else None
     if why or not np.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
     small = sorted({s.label for s in series if s.n < MIN_REPS})
     if small:
-        return Estimate(value, no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}"), reps)
-    return Estimate(value, percentile_ci(reps, confidence), reps)
+        ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
+    else:
+        ci = percentile_ci(reps, confidence)
+    # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
+    return Estimate(value, ci, reps.astype(np.float32) if keep else None)
 
 
 # The formulas, written once; they work elementwise on floats and on replicate arrays.
@@ -138,18 +150,18 @@ def fraction_of_ideal(ts: float, tg: float, tc: float, tcc: float) -> float:
     return float(fraction(ts, tg, tc, tcc))
 
 
-def _fraction_estimate(ts, tg, tc, tcc, names, confidence) -> Estimate:
+def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True) -> Estimate:
     """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain)."""
     parts = [ts, tg, tc, tcc]
     if any(p is None for p in parts):
         return estimate(fraction, parts, names, confidence)
     if ideal(ts.median, tg.median, tc.median) <= 1.0:
         return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
-    est = estimate(fraction, parts, names, confidence)
-    if est.replicates is not None and est.ci.ok:
+    est = estimate(fraction, parts, names, confidence, keep=keep)
+    if est.ci.ok:
         below = int(np.sum(ideal(ts.replicates, tg.replicates, tc.replicates) <= 1.0))
         if below:
-            est.ci = no_ci(f"ideal speedup <= 1 in {below} of {est.replicates.size} resamples: "
+            est.ci = no_ci(f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: "
                            "fraction of ideal unstable")
     return est
 
@@ -157,6 +169,7 @@ def _fraction_estimate(ts, tg, tc, tcc, names, confidence) -> Estimate:
 @dataclass
 class RunMetrics:
     run: MergedRun
+    base: MergedRun | None  # the reference run (the run itself for a base run); None when reference is own
     reference: str  # "base" or "own"
     reference_note: str | None
     medians: dict[str, float | None]
@@ -207,7 +220,9 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     names = ["T_s", "T_g", "T_c"]
     own_ideal = estimate(ideal, [own[k] for k in names], names, conf)
     own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf)
-    own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf)
+    # Only the primary fraction's replicates are kept (the strategy summary resamples them).
+    own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
+                                      keep=b is own)
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
@@ -224,7 +239,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values)
         overlap = estimate(lambda x: x, [s], ["overlap"], conf)
     return RunMetrics(
-        run=run, reference=ref, reference_note=note,
+        run=run, base=base, reference=ref, reference_note=note,
         medians={k: (v.median if v else None) for k, v in own.items()},
         base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
         ideal=p_ideal, realized=p_realized, fraction=p_fraction,
@@ -236,25 +251,41 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
 
 def find_base(group: Group, run: MergedRun) -> tuple[MergedRun | None, str | None]:
     """The scenario's base run in the same group, or None with the reason primary falls back to own."""
-    bases = [r for r in group.runs.values() if r.strategy == "base" and r.name == run.name]
-    complete = [r for r in bases if r.complete]
-    if not bases:
-        return None, f"no base run for scenario {run.name!r} in this group"
-    if not complete:
-        return None, f"base run of {run.name!r} is incomplete (missing {', '.join(bases[0].missing_phases)})"
-    # Several base variants: the first listed (the default variant) is the reference.
+    return base_runs(group).get(run.name, (None, f"no base run for scenario {run.name!r} in this group"))
+
+
+def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
+    """Per scenario name: (its reference base run, None) or (None, why there is none)."""
+    out: dict[str, tuple[MergedRun | None, str | None]] = {}
     order = group.variant_order.get("base", [])
-    complete.sort(key=lambda r: order.index(r.variant) if r.variant in order else len(order))
-    return complete[0], None
+    # Several base variants of a scenario: the first listed (the default variant) is the reference.
+    bases = sorted((r for r in group.runs.values() if r.strategy == "base"), key=lambda r: order.index(r.variant))
+    for r in bases:
+        best, _ = out.get(r.name, (None, None))
+        if best is not None:
+            continue
+        if r.complete:
+            out[r.name] = (r, None)
+        else:
+            out[r.name] = (None, f"base run of {r.name!r} is incomplete (missing {', '.join(r.missing_phases)})")
+    return out
 
 
 def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
-    """Metrics of every complete run of a group, in first-appearance order."""
-    out = []
+    """Metrics of every complete run of a group, scenario by scenario (first-appearance order)."""
+    bases = base_runs(group)
+    by_scenario: dict[str, list[MergedRun]] = {}
     for run in group.runs.values():
-        if not run.complete:
-            continue
-        # A base run is its own reference (primary == own), whatever its variant.
-        base, why = (run, None) if run.strategy == "base" else find_base(group, run)
-        out.append(run_metrics(run, base, bank, why))
+        if run.complete:
+            by_scenario.setdefault(run.name, []).append(run)
+    out = []
+    # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, runs in by_scenario.items():
+            default = (None, f"no base run for scenario {name!r} in this group")
+            for run in runs:
+                # A base run is its own reference (primary == own), whatever its variant.
+                base, why = (run, None) if run.strategy == "base" else bases.get(name, default)
+                out.append(run_metrics(run, base, bank, why))
+            bank.clear()  # the next scenario shares no series with this one
     return out

@@ -18,9 +18,10 @@ Why the exact median sampler: scipy resamples ``n_resamples x n`` values per sam
 each). At 2000 resamples a trace with 10^6 repetitions would need ~10^9 draws, far over the
 report's time budget. A bootstrap resample of ``x`` is ``x_(ceil(n U_i))`` for iid uniforms
 ``U_i``, so its r-th order statistic is ``x_(ceil(n U_(r)))`` with ``U_(r) ~ Beta(r, n - r + 1)``,
-and given ``U_(r) = u`` the next one is ``u + (1 - u) Beta(1, n - r)``. Drawing those two Betas
-gives the resample median (the mean of the two middle order statistics when n is even, like
-``np.median``) with the same distribution as resampling, in O(n log n + n_resamples) work. No
+and given ``U_(r) = u`` the next one is ``u + (1 - u) Beta(1, n - r)``. For odd n the resample
+median is ``x_(J)`` and J is drawn by inverting its exact CDF (a regularized incomplete beta, cached
+per n); for even n (the mean of the two middle order statistics, like ``np.median``) the two
+Betas are drawn. Same distribution as resampling, in O(n log n + n_resamples) work. No
 repetitions are dropped and no cap changes the interval. tests/test_analysis_stats.py checks the
 sampler against scipy.stats.bootstrap.
 
@@ -36,6 +37,7 @@ added, removed or processed in another order.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -91,21 +93,43 @@ def _order_index(u: np.ndarray, n: int) -> np.ndarray:
     return np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)
 
 
-def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+@functools.lru_cache(maxsize=512)
+def _odd_median_cdf(n: int) -> np.ndarray:
+    """P(J <= j), j = 1..n, for J = ceil(n U_(r)), r = (n+1)/2: the resample median's order index."""
+    from scipy import special
+
+    r = (n + 1) // 2
+    cdf = special.betainc(r, n - r + 1, np.arange(1, n + 1) / n)
+    cdf[-1] = 1.0
+    return cdf
+
+
+def sorted_median(xs: np.ndarray) -> float:
+    """Median of an already sorted array (what np.median computes, without sorting again)."""
+    n = xs.size
+    return float(xs[n // 2]) if n % 2 else float(0.5 * (xs[n // 2 - 1] + xs[n // 2]))
+
+
+def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator, *, presorted: bool = False) -> np.ndarray:
     """``n_resamples`` replicates of ``median(resample of x)``, from their exact distribution."""
-    xs = np.sort(np.asarray(x, dtype=float).ravel())
+    xs = np.asarray(x, dtype=float).ravel()
+    if not presorted:
+        xs = np.sort(xs)
     n = xs.size
     if n == 0:
         raise ValueError("bootstrap_medians needs at least one value")
     if n == 1:
         return np.full(n_resamples, xs[0])
     if n % 2:
-        r = (n + 1) // 2
-        u = rng.beta(r, n - r + 1, n_resamples)
-        return xs[_order_index(u, n)]
+        # Odd n: the median is the single order statistic x_(J); draw J by inverting its (cached) CDF.
+        idx = np.searchsorted(_odd_median_cdf(n), rng.random(n_resamples), side="left")
+        return xs[np.minimum(idx, n - 1)]
+    # Even n: the mean of x_(ceil(n U_(r))) and x_(ceil(n U_(r+1))), r = n/2, U_(r) ~ Beta(r, n-r+1) and
+    # U_(r+1) = U_(r) + (1 - U_(r)) V with V ~ Beta(1, n-r) = 1 - W^(1/(n-r)), W uniform.
     r = n // 2
     u1 = rng.beta(r, n - r + 1, n_resamples)
-    u2 = u1 + (1.0 - u1) * rng.beta(1, n - r, n_resamples)
+    v = -np.expm1(np.log(rng.random(n_resamples)) / (n - r))
+    u2 = u1 + (1.0 - u1) * v
     return 0.5 * (xs[_order_index(u1, n)] + xs[_order_index(u2, n)])
 
 
@@ -120,11 +144,19 @@ def percentile_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
     if not finite.all():
         bad = int((~finite).sum())
         return no_ci(f"statistic undefined in {bad} of {reps.size} resamples")
-    if reps.size == 0 or np.ptp(reps) == 0:
+    srt = np.sort(reps)
+    if srt.size == 0 or srt[0] == srt[-1]:
         return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(reps, [alpha, 1.0 - alpha])
-    return CI(float(low), float(high))
+    return CI(_linear_quantile(srt, alpha), _linear_quantile(srt, 1.0 - alpha))
+
+
+def _linear_quantile(srt: np.ndarray, q: float) -> float:
+    """np.quantile(..., method='linear') of a sorted array (np.quantile's overhead dominates at this size)."""
+    pos = q * (srt.size - 1)
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, srt.size - 1)
+    return float(srt[lo] + (pos - lo) * (srt[hi] - srt[lo]))
 
 
 def bootstrap_ci(data: Sequence, statistic: Callable, *, n_resamples: int = DEFAULT_RESAMPLES,
@@ -154,9 +186,13 @@ def bootstrap_ci(data: Sequence, statistic: Callable, *, n_resamples: int = DEFA
     if not np.all(np.isfinite(point)):
         return every(no_ci("statistic undefined on the data"))
     batch = max(1, min(n_resamples, _MAX_BATCH_VALUES // max(s.size for s in samples)))
-    res = stats.bootstrap(tuple(samples), statistic, n_resamples=n_resamples, vectorized=True,
-                          paired=paired, axis=-1, confidence_level=confidence, method=method,
-                          batch=batch, rng=rng_for(seed, "bootstrap_ci", *key))
+    kw = dict(n_resamples=n_resamples, vectorized=True, paired=paired, axis=-1, confidence_level=confidence,
+              method=method, batch=batch)
+    gen = rng_for(seed, "bootstrap_ci", *key)
+    try:
+        res = stats.bootstrap(tuple(samples), statistic, rng=gen, **kw)
+    except TypeError:  # scipy < 1.15 calls the generator argument random_state
+        res = stats.bootstrap(tuple(samples), statistic, random_state=gen, **kw)
     dist = np.atleast_2d(res.bootstrap_distribution)
     lows = np.atleast_1d(res.confidence_interval.low)
     highs = np.atleast_1d(res.confidence_interval.high)

@@ -157,22 +157,15 @@ class RunTaxonomy:
                 "gemm": self.gemm.to_json(), "comm": self.comm, "comm_reason": self.comm_reason}
 
 
-def _isolated_medians(run: MergedRun) -> tuple[float | None, float | None]:
-    g, c = run.series("gemm", "total_ms"), run.series("comm", "total_ms")
-    return (float(np.median(g)) if g is not None else None, float(np.median(c)) if c is not None else None)
-
-
-def classify_run(run: MergedRun, base: MergedRun | None, group: Group, sweeps: dict[tuple, Sweep],
-                 threshold: float = DEFAULT_THRESHOLD) -> RunTaxonomy:
-    own = length_class(*_isolated_medians(run), threshold)
-    if base is not None:
-        scen, source = length_class(*_isolated_medians(base), threshold), "base"
-    else:
-        scen, source = own, "own"
+def classify_run(run: MergedRun, own: tuple[float | None, float | None], base: tuple[float | None, float | None] | None,
+                 group: Group, sweeps: dict[tuple, Sweep], threshold: float = DEFAULT_THRESHOLD) -> RunTaxonomy:
+    """Classes of one run; ``own`` and ``base`` are (T_g, T_c) medians, ``base`` None without a base run."""
+    own_cls = length_class(*own, threshold)
+    scen, source = (length_class(*base, threshold), "base") if base is not None else (own_cls, "own")
     comm = run.scenario.get("comm", {})
     sweep = sweeps.get((comm.get("op"), run.transport))
     if sweep is None:
         ccls, creason = "unknown", "no isolated comm phase for this op and transport"
     else:
         ccls, creason = sweep.classify(comm.get("bytes", 0))
-    return RunTaxonomy(scen, source, own, gemm_bound(run.scenario.get("gemm", {}), group.ceilings), ccls, creason)
+    return RunTaxonomy(scen, source, own_cls, gemm_bound(run.scenario.get("gemm", {}), group.ceilings), ccls, creason)

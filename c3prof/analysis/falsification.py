@@ -1,0 +1,176 @@
+"""Falsification of the no-interference premise: "a transfer carried by copy engines (DMA) does not slow a GEMM".
+
+For each GEMM shape of a group, three arms:
+
+- the GEMM alone (the gemm phase of each run: slowdowns are relative to it, so this arm is 1),
+- beside a DMA transfer: runs of strategy ``dma`` whose transport's carrier is ``copy_engine``
+  according to the group's engine_evidence records,
+- beside an SM transfer of the same op and bytes: runs of strategy ``base`` whose carrier is ``sm``.
+  This arm is the positive control: it shows the measurement can see interference when there is some.
+
+Each arm gives the GEMM slowdown (median concurrent gemm_ms / median isolated GEMM time) with its
+interval, and the overlap fraction (the share of the GEMM's duration during which the transfer ran).
+The verdict follows ``rule_text()``, printed with every verdict. A ``dma`` run whose transport is not
+carried by copy engines is not evidence for the premise: it raises an alert instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from c3prof.analysis.counters import l2_summary
+from c3prof.analysis.dataset import Group, MergedRun
+from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics
+from c3prof.units import format_bytes
+
+PREMISE = "a transfer carried by copy engines (DMA) does not slow a GEMM"
+DEFAULT_TOLERANCE = 0.02
+DEFAULT_MIN_OVERLAP = 0.5
+VERDICTS = ("holds", "refuted", "inconclusive", "not enough data")
+
+
+@dataclass(frozen=True)
+class FalsificationSettings:
+    tolerance: float = DEFAULT_TOLERANCE  # a slowdown below 1 + tolerance counts as none
+    min_overlap: float = DEFAULT_MIN_OVERLAP  # "holds" needs the transfer to cover this share of the GEMM
+
+
+def rule_text(s: FalsificationSettings) -> str:
+    lim = 1 + s.tolerance
+    return (f"refuted if the DMA arm's GEMM-slowdown CI lower bound > {lim:g}; holds if its CI upper bound "
+            f"< {lim:g}, the SM arm (same op and bytes, strategy base, carrier sm) has a CI lower bound above "
+            f"the DMA arm's upper bound (the test can see interference), and the transfer overlapped at least "
+            f"{s.min_overlap:.0%} of the GEMM (median); not enough data if the DMA arm, its interval, or the SM "
+            f"control needed for 'holds' is missing; otherwise inconclusive.")
+
+
+def gemm_key(run: MergedRun) -> tuple:
+    g = run.scenario.get("gemm", {})
+    return (g.get("m"), g.get("n"), g.get("k"), g.get("dtype", "bf16"))
+
+
+def gemm_json(run: MergedRun) -> dict:
+    m, n, k, dtype = gemm_key(run)
+    return {"m": m, "n": n, "k": k, "dtype": dtype, "label": f"{m}x{n}x{k} {dtype}"}
+
+
+def transfer_json(run: MergedRun, group: Group) -> dict:
+    comm = run.scenario.get("comm", {})
+    carrier, evidence = group.carrier(run.transport)
+    nbytes = comm.get("bytes")
+    label = f"{comm.get('op')} {format_bytes(nbytes) if isinstance(nbytes, int) and nbytes > 0 else nbytes}"
+    return {"op": comm.get("op"), "bytes": nbytes, "label": label, "transport": run.transport,
+            "carrier": carrier, "carrier_evidence": evidence, "run": run.id}
+
+
+def carrier_alerts(group: Group) -> list[dict]:
+    """Every ``dma`` run (complete or not) whose transport is not shown to run on copy engines."""
+    out = []
+    for run in group.runs.values():
+        if run.strategy != "dma":
+            continue
+        carrier, evidence = group.carrier(run.transport)
+        if carrier != "copy_engine":
+            out.append({"platform": group.key, "run": run.id, "transport": run.transport, "carrier": carrier,
+                        "message": f"DMA run {run.id} uses transport {run.transport!r} whose carrier is "
+                                   f"{carrier!r}, not 'copy_engine' ({evidence}): it is not a DMA transfer "
+                                   f"and is excluded from the falsification test"})
+    return out
+
+
+def _fmt(e: Estimate) -> str:
+    if e.value is None:
+        return "n/a"
+    ci = e.ci.as_list()
+    return f"{e.value:.3f}x" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else " (no interval)")
+
+
+def verdict(dma: RunMetrics | None, sm: RunMetrics | None, s: FalsificationSettings) -> tuple[str, str]:
+    lim = 1 + s.tolerance
+    if dma is None:
+        return "not enough data", "no DMA run (strategy dma over a copy-engine transport) with this GEMM"
+    sd = dma.gemm_slowdown
+    if sd.value is None or not sd.ci.ok:
+        return "not enough data", f"DMA arm has no slowdown interval ({sd.ci.reason})"
+    lo, hi = sd.ci.as_list()
+    ov = dma.overlap.value
+    if lo > lim:
+        why = f"DMA arm slowdown CI lower bound {lo:.3f} > {lim:g}"
+        if ov is not None and ov < s.min_overlap:
+            # Still a slowdown beside the transfer, but not one its traffic can explain: say so.
+            why += (f"; caution: the transfer overlapped only {ov:.0%} of the GEMM, so look for launch, "
+                    "ordering or clock effects rather than memory contention")
+        return "refuted", why
+    if hi >= lim:
+        return "inconclusive", f"DMA arm slowdown CI [{lo:.3f}, {hi:.3f}] contains {lim:g}"
+    if sm is None:
+        return "not enough data", "no SM transfer of the same op and bytes (strategy base, carrier sm) as control"
+    if sm.gemm_slowdown.value is None or not sm.gemm_slowdown.ci.ok:
+        return "not enough data", f"SM control has no slowdown interval ({sm.gemm_slowdown.ci.reason})"
+    if s.min_overlap > 0 and (ov is None or ov < s.min_overlap):
+        shown = "unknown" if ov is None else f"{ov:.0%}"
+        return "inconclusive", f"the DMA transfer overlapped {shown} of the GEMM (< {s.min_overlap:.0%})"
+    sm_lo = sm.gemm_slowdown.ci.low
+    if sm_lo > hi:
+        return "holds", f"DMA CI upper bound {hi:.3f} < {lim:g} and SM CI lower bound {sm_lo:.3f} > {hi:.3f}"
+    return "inconclusive", (f"SM control not significantly slower (CI lower bound {sm_lo:.3f} <= DMA upper "
+                            f"bound {hi:.3f}): the test could not have seen interference")
+
+
+def _arm_json(prefix: str, m: RunMetrics | None) -> dict:
+    if m is None:
+        return {f"{prefix}slowdown": None, f"{prefix}slowdown_ci": None, f"{prefix}slowdown_ci_reason": None,
+                f"{prefix}overlap_fraction": None, f"{prefix}overlap_fraction_ci": None}
+    return {f"{prefix}slowdown": m.gemm_slowdown.value, f"{prefix}slowdown_ci": m.gemm_slowdown.ci_list,
+            f"{prefix}slowdown_ci_reason": m.gemm_slowdown.ci.reason,
+            f"{prefix}overlap_fraction": m.overlap.value, f"{prefix}overlap_fraction_ci": m.overlap.ci_list}
+
+
+def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettings,
+            boot: BootstrapSettings) -> list[dict]:
+    """One entry per (GEMM shape, DMA transfer); a shape without a DMA arm gets one 'not enough data' entry."""
+    shapes: dict[tuple, list[RunMetrics]] = {}
+    for m in metrics.values():
+        shapes.setdefault(gemm_key(m.run), []).append(m)
+    rule = rule_text(s)
+    entries = []
+    for shape, ms in shapes.items():
+        dma = [m for m in ms if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"]
+        sm = [m for m in ms if m.run.strategy == "base" and group.carrier(m.run.transport)[0] == "sm"]
+        for d in dma or [None]:
+            comm = (d.run.scenario.get("comm", {}) if d else {})
+            control = next((c for c in sm if c.run.scenario.get("comm", {}).get("op") == comm.get("op")
+                            and c.run.scenario.get("comm", {}).get("bytes") == comm.get("bytes")), None)
+            v, reason = verdict(d, control, s)
+            gemm = gemm_json((d or ms[0]).run)
+            e = {"platform": group.key, "gpu": group.gpu_name, "premise": PREMISE, "gemm": gemm,
+                 "transfer": transfer_json(d.run, group) if d else None,
+                 "sm_transfer": transfer_json(control.run, group) if control else None,
+                 "gemm_alone_ms": d.medians["T_g"] if d else None,
+                 **_arm_json("", d), **_arm_json("sm_", control),
+                 "verdict": v, "reason": reason, "rule": rule,
+                 "validation_ok": _validated(d.run) if d else None,
+                 "counters": l2_summary(d.run, boot) if d else None}
+            e["evidence"] = _evidence(group, gemm, d, control, v, reason)
+            entries.append(e)
+    return entries
+
+
+def _validated(run: MergedRun) -> bool | None:
+    if not run.validations:
+        return None
+    return all(v.get("ok") for v in run.validations)
+
+
+def _evidence(group: Group, gemm: dict, d: RunMetrics | None, c: RunMetrics | None, v: str, reason: str) -> str:
+    head = f"Premise '{PREMISE}' on {group.gpu_name}: {v} ({reason})."
+    if d is None:
+        return head
+    t = transfer_json(d.run, group)
+    ov = d.overlap.value
+    txt = (f"{head} GEMM {gemm['label']} slowed {_fmt(d.gemm_slowdown)} beside {t['label']} over "
+           f"{t['transport']} ({t['carrier']}, {t['carrier_evidence']}); overlap "
+           f"{'unknown' if ov is None else f'{ov:.0%}'}; n={d.n_reps['concurrent']} concurrent repetitions.")
+    if c is not None:
+        txt += f" SM control {c.run.id}: {_fmt(c.gemm_slowdown)}."
+    return txt

@@ -1,0 +1,99 @@
+"""Per-strategy summary: the mean fraction of ideal over scenarios (the paper's 21% / 42% / 72% table).
+
+For each strategy of a group, rows with ``selection``:
+
+- ``default``            the strategy's default variant (the first variant listed for it in the trace),
+- ``variant``            every variant on its own (only when the strategy has more than one),
+- ``best_per_scenario``  per scenario the variant with the highest point estimate: an *oracle* choice,
+                         biased upward (it picks noise in its favour), shown to bound what tuning could reach.
+
+The mean is unweighted over the scenarios where the selection has a defined fraction of ideal; each
+row lists its scenarios, since strategies run on different scenario sets are not directly comparable.
+The interval is a two-level (hierarchical) percentile bootstrap: resample scenarios, then for each
+drawn scenario one bootstrap replicate of its repetitions (stats.hierarchical_mean_ci).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from c3prof.analysis.dataset import Group
+from c3prof.analysis.speedup import BootstrapSettings, RunMetrics
+from c3prof.analysis.stats import MIN_REPS, hierarchical_mean_ci, no_ci, rng_for
+
+CI_METHOD = ("hierarchical percentile bootstrap: resample scenarios with replacement, then one "
+             "repetition-level bootstrap replicate per drawn scenario; mean of the drawn fractions")
+# Listed first in this order; other strategy names follow in order of appearance.
+CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
+
+
+def _summary(group: Group, strategy: str, selection: str, variant: str | None, chosen: list[RunMetrics],
+             excluded: list[dict], boot: BootstrapSettings) -> dict:
+    units = [m for m in chosen if m.fraction.value is not None]
+    excluded = excluded + [{"scenario": m.run.name, "variant": m.run.variant, "reason": m.fraction.ci.reason}
+                           for m in chosen if m.fraction.value is None]
+    row = {"platform": group.key, "strategy": strategy, "selection": selection, "variant": variant,
+           "oracle": selection == "best_per_scenario", "n_scenarios": len(units),
+           "scenarios": [m.run.name for m in units], "ci_method": CI_METHOD,
+           "mean_fraction_of_ideal": None, "mean_fraction_ci": None, "ci_reason": None,
+           "reference_own": [m.run.name for m in units if m.reference == "own"], "excluded": excluded,
+           "mean_gemm_slowdown": _mean([m.gemm_slowdown.value for m in units]),
+           "mean_comm_slowdown": _mean([m.comm_slowdown.value for m in units])}
+    if selection == "best_per_scenario":
+        row["chosen_variants"] = {m.run.name: m.run.variant for m in units}
+    if not units:
+        row["ci_reason"] = "no scenario with a defined fraction of ideal"
+        return row
+    points = np.array([m.fraction.value for m in units])
+    reps = np.stack([m.fraction.replicates for m in units])
+    rng = rng_for(boot.seed, group.key, strategy, selection, variant or "")
+    mean, ci = hierarchical_mean_ci(points, reps, rng, boot.confidence)
+    small = [m.run.name for m in units if min(m.n_reps.values()) < MIN_REPS]
+    note = None
+    if small and len(units) == 1:
+        ci = no_ci(f"one scenario, with fewer than {MIN_REPS} repetitions in a phase")
+    elif small:
+        note = f"within-scenario spread is crude for {', '.join(small)} (fewer than {MIN_REPS} repetitions)"
+    elif len(units) == 1:
+        note = "one scenario: the interval covers repetition noise only"
+    row["mean_fraction_of_ideal"] = mean
+    row["mean_fraction_ci"] = ci.as_list()
+    row["ci_reason"] = ci.reason or note
+    return row
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def strategy_order(group: Group) -> list[str]:
+    seen = list(group.variant_order)
+    return [s for s in CANONICAL if s in seen] + [s for s in seen if s not in CANONICAL]
+
+
+def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings) -> list[dict]:
+    rows = []
+    for strategy in strategy_order(group):
+        ms = [m for m in metrics if m.run.strategy == strategy]
+        if not ms:
+            continue
+        variants = [v for v in group.variant_order[strategy] if any(m.run.variant == v for m in ms)]
+        default = group.variant_order[strategy][0]
+        by_variant = {v: [m for m in ms if m.run.variant == v] for v in variants}
+        default_runs = by_variant.get(default, [])
+        excl = [] if default_runs else [{"scenario": None, "variant": default,
+                                         "reason": "the default variant has no complete run"}]
+        rows.append(_summary(group, strategy, "default", default, default_runs, excl, boot))
+        if len(variants) > 1:
+            for v in variants:
+                rows.append(_summary(group, strategy, "variant", v, by_variant[v], [], boot))
+            best: dict[str, RunMetrics] = {}
+            for m in ms:
+                if m.fraction.value is None:
+                    continue
+                cur = best.get(m.run.name)
+                if cur is None or m.fraction.value > cur.fraction.value:
+                    best[m.run.name] = m
+            rows.append(_summary(group, strategy, "best_per_scenario", None, list(best.values()), [], boot))
+    return rows

@@ -1,0 +1,39 @@
+"""Figures of a report (matplotlib, Agg; PNG and PDF). No pyplot, no GPU imports.
+
+``write_figures(report, dataset, outdir)`` writes, per platform group:
+
+(a) ``fraction_of_ideal``  fraction of ideal per scenario, grouped by taxonomy class, a bar per strategy
+                           (default variant) with its bootstrap interval;
+(b) ``slowdowns``          per-kernel slowdowns inside the concurrent run (GEMM and communication);
+(c) ``falsification``      GEMM slowdown beside a DMA transfer vs beside an SM transfer, per GEMM shape;
+(a)-(c) get a ``_<platform>`` suffix when the report holds several platforms;
+(d) ``timeline``           the repetitions of one concurrent run (GEMM and communication intervals),
+                           with hardware-counter time series under it when the trace has them.
+
+Figures use the Figure API directly (not pyplot), so no global backend is switched and nothing
+opens a window.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from c3prof.errors import C3profError
+
+
+def write_figures(report: dict, dataset, outdir: str, timeline_run: str | None = None) -> list[Path]:
+    from c3prof.figures import falsification, fraction, slowdown, timeline
+    from c3prof.figures.common import platform_suffixes
+
+    out = Path(outdir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise C3profError(f"{out}: cannot create figures directory: {exc.strerror or exc}") from None
+    written: list[Path] = []
+    for platform, suffix in platform_suffixes(report).items():
+        written += fraction.plot(report, platform, out, suffix)
+        written += slowdown.plot(report, platform, out, suffix)
+        written += falsification.plot(report, platform, out, suffix)
+    written += timeline.plot(dataset, out, timeline_run)
+    return written

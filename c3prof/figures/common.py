@@ -1,0 +1,118 @@
+"""Shared figure plumbing: Agg figures, PNG+PDF saving, the grouped-bar layout, strategy colours."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+import matplotlib
+
+matplotlib.rcParams["pdf.fonttype"] = 42  # embed TrueType: PDFs stay editable and searchable
+from matplotlib.figure import Figure  # noqa: E402  (Figure API: no pyplot, no global backend)
+
+from c3prof.errors import C3profError  # noqa: E402
+
+CLASS_ORDER = ("G-long", "GC-equal", "C-long", "unknown")
+STRATEGY_COLORS = {"base": "#7f7f7f", "sp": "#1f77b4", "rp": "#ff7f0e", "dma": "#2ca02c", "dma+rp": "#9467bd"}
+_EXTRA_COLORS = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#d62728")
+
+
+def new_figure(width: float, height: float, **kw) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained", **kw)
+
+
+def color(strategy: str, order: list[str]) -> str:
+    if strategy in STRATEGY_COLORS:
+        return STRATEGY_COLORS[strategy]
+    extras = [s for s in order if s not in STRATEGY_COLORS]
+    return _EXTRA_COLORS[extras.index(strategy) % len(_EXTRA_COLORS)] if strategy in extras else "black"
+
+
+def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
+    paths = [outdir / f"{name}.png", outdir / f"{name}.pdf"]
+    try:
+        fig.savefig(paths[0], dpi=150)
+        fig.savefig(paths[1])
+    except OSError as exc:
+        raise C3profError(f"{outdir}: cannot write figure {name}: {exc.strerror or exc}") from None
+    return paths
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "platform"
+
+
+def platform_suffixes(report: dict) -> dict[str, str]:
+    """File-name suffix per platform: none when there is one platform, its slug otherwise."""
+    names = [m["platform"] for m in report["machine"]]
+    if len(names) <= 1:
+        return {n: "" for n in names}
+    return {n: "_" + slug(n) for n in names}
+
+
+def scenario_layout(rows: list[dict]) -> tuple[list[str], list[str], dict[str, str]]:
+    """Scenarios sorted by taxonomy class (stable within a class), their classes, and strategies present."""
+    classes: dict[str, str] = {}
+    for r in rows:
+        classes.setdefault(r["scenario"], r["taxonomy"])
+    scen = sorted(classes, key=lambda s: CLASS_ORDER.index(classes[s]) if classes[s] in CLASS_ORDER else 99)
+    strategies = list(dict.fromkeys(r["strategy"] for r in rows))
+    return scen, strategies, classes
+
+
+def grouped_bars(ax, rows: list[dict], value_key: str, ci_key: str, scen: list[str], strategies: list[str],
+                 classes: dict[str, str], *, clip: tuple[float, float] | None = None, base: float = 0.0,
+                 fmt: str = "{:.2f}") -> None:
+    """One group of bars per scenario (a bar per strategy, default variant), with asymmetric error bars.
+
+    Bars start at ``base`` (0 for fractions, 1 for slowdowns). With ``clip`` the axis is limited to
+    that range: a bar or interval beyond it is cut at the edge and its value is written there, so one
+    extreme scenario does not flatten all the others. Missing values are marked "n/a".
+    """
+    width = 0.8 / max(len(strategies), 1)
+    by = {(r["scenario"], r["strategy"]): r for r in rows}
+    lo_lim, hi_lim = clip if clip else (-np.inf, np.inf)
+    for j, strat in enumerate(strategies):
+        xs, ys, lo, hi, no_ci = [], [], [], [], []
+        for i, s in enumerate(scen):
+            r = by.get((s, strat))
+            if r is None:
+                continue
+            x = i - 0.4 + width * (j + 0.5)
+            v = r[value_key]
+            if v is None:
+                ax.text(x, base, "n/a", rotation=90, ha="center", va="bottom", fontsize=6, color="0.4")
+                continue
+            shown = float(np.clip(v, lo_lim, hi_lim))
+            ci = r[ci_key]
+            xs.append(x)
+            ys.append(shown)
+            lo.append(max(shown - max(ci[0], lo_lim), 0.0) if ci else 0.0)
+            hi.append(max(min(ci[1], hi_lim) - shown, 0.0) if ci else 0.0)
+            if not ci:
+                no_ci.append((x, shown))
+            if shown != v:
+                ax.text(x, shown, fmt.format(v), rotation=90, ha="center", va="bottom" if v > hi_lim else "bottom",
+                        fontsize=6, color="black", clip_on=False)
+        ax.bar(xs, [y - base for y in ys], bottom=base, width=width * 0.95, color=color(strat, strategies),
+               label=strat, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
+        if no_ci:
+            ax.plot(*zip(*no_ci), linestyle="none", marker="x", color="black", markersize=4)
+    if clip:
+        ax.set_ylim(*clip)
+    ax.set_xticks(range(len(scen)), scen, rotation=30, ha="right", fontsize=7)
+    # Shade alternate taxonomy classes and label each block.
+    blocks: list[list] = []  # [first index, last index, class]
+    for i, s in enumerate(scen):
+        if blocks and blocks[-1][2] == classes[s]:
+            blocks[-1][1] = i
+        else:
+            blocks.append([i, i, classes[s]])
+    for k, (a, b, cls) in enumerate(blocks):
+        if k % 2 == 0:
+            ax.axvspan(a - 0.5, b + 0.5, color="0.93", zorder=-1)
+        ax.text((a + b) / 2, 1.0, cls, transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                fontsize=8, fontweight="bold")
+    ax.set_xlim(-0.5, len(scen) - 0.5)

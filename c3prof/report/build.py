@@ -1,0 +1,176 @@
+"""Assemble the report: one JSON-able dict (the schema in docs/report.md) from the merged traces.
+
+Every output (terminal table, JSON, CSV, figures) renders this one dict, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from c3prof import __version__
+from c3prof.analysis import falsification as fals
+from c3prof.analysis import taxonomy as tax
+from c3prof.analysis.dataset import Dataset, Group, display_path
+from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
+from c3prof.analysis.stats import MIN_REPS
+from c3prof.analysis.strategies import CI_METHOD, strategy_order, summarize_strategies
+
+SCHEMA = "c3prof-report"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    threshold: float = tax.DEFAULT_THRESHOLD
+    plateau_fraction: float = tax.DEFAULT_PLATEAU_FRACTION
+    boot: BootstrapSettings = field(default_factory=BootstrapSettings)
+    falsification: fals.FalsificationSettings = field(default_factory=fals.FalsificationSettings)
+
+    def to_json(self) -> dict:
+        return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction,
+                "confidence": self.boot.confidence, "n_resamples": self.boot.n_resamples, "seed": self.boot.seed,
+                "ci_method": "percentile bootstrap (see rules)", "min_reps_for_ci": MIN_REPS,
+                **{f"falsification_{k}": v for k, v in asdict(self.falsification).items()}}
+
+
+def method_rules(settings: ReportSettings, split_by: str) -> list[dict]:
+    conf = f"{settings.boot.confidence:.0%}"
+    return [
+        {"name": "metrics", "rule":
+            "medians over repetitions; ideal = T_s,base / max(T_g,base, T_c,base); realized = T_s,base / T_cc; "
+            "fraction_of_ideal = (realized - 1) / (ideal - 1); the reference is the scenario's base run in the "
+            "same platform group (reference 'own' when there is none: the run's own T_s, T_g, T_c); "
+            "gemm_slowdown = median concurrent gemm_ms / median isolated GEMM time of the same run (comm likewise); "
+            "fraction undefined (null) when ideal <= 1."},
+        {"name": "intervals", "rule":
+            f"{conf} percentile bootstrap, {settings.boot.n_resamples} resamples, seed {settings.boot.seed}; "
+            "each phase's repetitions resampled independently; medians' bootstrap replicates drawn from their "
+            "exact distribution (order statistics of Beta variates; identical to resampling, no repetition "
+            f"dropped); null with a reason when a phase has fewer than {MIN_REPS} repetitions, when the resampled "
+            "statistic has no spread (identical repetitions), or when ideal <= 1 in some resamples."},
+        {"name": "strategy_mean", "rule": CI_METHOD + "; 'best_per_scenario' is an oracle choice (biased upward); "
+            "'default' is the first variant listed for the strategy in the trace."},
+        {"name": "merging", "rule":
+            f"groups by {split_by}; a trace_id read twice is skipped; the same run in several traces of a group "
+            "has its repetitions pooled per phase (all ranks and captures); a run missing a phase is listed as "
+            "incomplete and left out of the results."},
+        *tax.rules(settings.threshold, settings.plateau_fraction),
+        {"name": "falsification", "rule": fals.rule_text(settings.falsification)},
+    ]
+
+
+def _est(prefix: str, e: Estimate, reasons: dict, ci_key: str | None = None) -> dict:
+    ci_key = ci_key or f"{prefix}_ci"
+    if not e.ci.ok and e.ci.reason:
+        reasons[prefix] = e.ci.reason
+    return {prefix: e.value, ci_key: e.ci_list}
+
+
+def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy) -> dict:
+    run = m.run
+    carrier, evidence = group.carrier(run.transport)
+    reasons: dict[str, str] = {}
+    own_reasons: dict[str, str] = {}
+    row = {
+        "platform": group.key, "scenario": run.name, "strategy": run.strategy, "variant": run.variant,
+        "run": run.id, "default_variant": group.variant_order[run.strategy][0] == run.variant,
+        "gemm": fals.gemm_json(run), "comm": run.scenario.get("comm", {}),
+        "transport": run.transport, "carrier": carrier, "carrier_evidence": evidence,
+        "taxonomy": t.scenario_class, "taxonomy_detail": t.to_json(),
+        "reference": m.reference, "reference_note": m.reference_note,
+        "n_reps": min(m.n_reps.values()), "n_reps_by_phase": m.n_reps,
+        "medians_ms": m.medians, "base_medians_ms": m.base_medians,
+        **_est("ideal_speedup", m.ideal, reasons),
+        **_est("realized_speedup", m.realized, reasons),
+        **_est("fraction_of_ideal", m.fraction, reasons, "fraction_ci"),
+        "own": {**_est("ideal_speedup", m.own_ideal, own_reasons),
+                **_est("realized_speedup", m.own_realized, own_reasons),
+                **_est("fraction_of_ideal", m.own_fraction, own_reasons, "fraction_ci"),
+                "ci_reasons": own_reasons},
+        **_est("gemm_slowdown", m.gemm_slowdown, reasons),
+        **_est("comm_slowdown", m.comm_slowdown, reasons),
+        **_est("overlap_fraction", m.overlap, reasons),
+        "ci_reasons": reasons,
+        "validation_ok": (all(v["ok"] for v in run.validations) if run.validations else None),
+        "sources": run.sources,
+    }
+    return row
+
+
+def _machine(group: Group) -> dict:
+    m = group.machine
+    ceil = group.ceilings
+    balance = {}
+    copy = ceil.get("copy_bytes_per_s", {}).get(tax.BALANCE_COPY, {}).get("value")
+    for dtype, entry in ceil.get("gemm_flops_per_s", {}).items():
+        if copy:
+            balance[dtype] = entry["value"] / copy
+    return {"platform": group.key, "gpu_name": group.gpu_name, "gpu": m.get("gpu", {}),
+            "versions": m.get("versions", {}), "clocks_start": m.get("clocks_start", {}),
+            "hosts": group.hosts, "sources": group.sources,
+            "ceilings": {k: ceil.get(k, {}) for k in ("gemm_flops_per_s", "copy_bytes_per_s")},
+            "machine_balance_flop_per_byte": balance,
+            "engine_evidence": [{k: v for k, v in e.items() if k not in ("record", "wall_time")}
+                                for e in group.evidence],
+            "counter_sources": [{k: v for k, v in c.items() if k not in ("record", "wall_time")}
+                                for c in group.counter_sources]}
+
+
+def _strip(rec: dict) -> dict:
+    out = {k: v for k, v in rec.items() if k not in ("record", "wall_time", "_trace")}
+    out["trace"] = rec.get("_trace")
+    return out
+
+
+def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> dict:
+    settings = settings or ReportSettings()
+    bank = SeriesBank(settings.boot)
+    report = {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "c3prof_version": __version__,
+        "settings": settings.to_json(), "split_by": dataset.split_by,
+        "inputs": [dict(i.to_json(), path=display_path(i.path)) for i in dataset.inputs],
+        "machine": [], "rules": method_rules(settings, dataset.split_by),
+        "results": [], "strategies": [], "comm_sweeps": [], "falsification": [],
+        "alerts": [], "incomplete": [], "errors": [],
+        "validation": {"failures": [], "unvalidated_dma_runs": []},
+        "notes": list(dataset.notes),
+    }
+    for group in dataset.groups:
+        report["machine"].append(_machine(group))
+        metrics = analyze_group(group, bank)
+        by_id = {m.run.id: m for m in metrics}
+        sweeps = tax.comm_sweeps(group, settings.plateau_fraction)
+        report["comm_sweeps"].extend(dict(s.to_json(), platform=group.key) for s in sweeps.values())
+        scen_order = {}
+        for r in group.runs.values():
+            scen_order.setdefault(r.name, len(scen_order))
+        strat_order = {s: i for i, s in enumerate(strategy_order(group))}
+        ordered = sorted(metrics, key=lambda m: (scen_order[m.run.name], strat_order.get(m.run.strategy, 99),
+                                                 group.variant_order[m.run.strategy].index(m.run.variant)))
+        for m in ordered:
+            own = (m.medians["T_g"], m.medians["T_c"])
+            base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
+            t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
+            report["results"].append(_result(group, m, t))
+        report["strategies"].extend(summarize_strategies(group, ordered, settings.boot))
+        report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
+        report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
+        for run in group.runs.values():
+            if not run.complete:
+                report["incomplete"].append({
+                    "platform": group.key, "run": run.id, "scenario": run.name, "strategy": run.strategy,
+                    "variant": run.variant, "missing_phases": run.missing_phases,
+                    "present_phases": sorted(run.phases), "sources": run.sources,
+                    "errors": [e.get("message") for e in run.errors]})
+            for v in run.validations:
+                if not v.get("ok"):
+                    f = dict(_strip(v), platform=group.key)
+                    report["validation"]["failures"].append(f)
+                    report["alerts"].append({"platform": group.key, "run": run.id, "kind": "validation",
+                                             "message": f"validation FAILED for {run.id}: {v.get('mismatched_bytes')}"
+                                                        f" of {v.get('bytes_checked')} bytes differ "
+                                                        f"(transport {v.get('transport')!r})"})
+            if run.strategy == "dma" and run.complete and not run.validations:
+                report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
+        report["errors"].extend(dict(_strip(e), platform=group.key) for e in group.errors)
+    return report

@@ -1,0 +1,43 @@
+"""``--json FILE``: the report dict as JSON (schema in docs/report.md). ``-`` writes to stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from c3prof.errors import C3profError
+
+
+PRETTY_MAX_RESULTS = 2000
+
+
+def dumps(report: dict) -> str:
+    # allow_nan=False: JSON has no NaN; every undefined number in the report is null with a reason.
+    # Indented for readable, diffable reports; compact above PRETTY_MAX_RESULTS results, because
+    # json's indenting encoder is pure Python and several times slower on huge reports.
+    if len(report.get("results", [])) <= PRETTY_MAX_RESULTS:
+        return json.dumps(report, indent=1, allow_nan=False) + "\n"
+    return json.dumps(report, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def write_atomic(path: str | Path, text: str, what: str) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise C3profError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+
+
+def write_json(report: dict, path: str) -> None:
+    text = dumps(report)
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_atomic(path, text, "JSON report")

@@ -1,0 +1,94 @@
+"""Merging several traces: pooling, duplicates, grouping, conflicts."""
+
+import statistics
+
+import numpy as np
+import pytest
+from report_helpers import SYNTHETIC, full_run, scenario, write_trace
+
+from c3prof.analysis.dataset import load
+from c3prof.errors import C3profError
+
+
+def two_ranks(tmp_path, second_gpu=None, reps=(3, 3)):
+    scen = scenario("s")
+    a = write_trace(tmp_path / "rank0.jsonl",
+                    full_run(scen, "base", "default", [1.0, 1.1, 1.2], [0.5] * 3, [1.6] * 3, [1.3] * 3), rank=0,
+                    world_size=2)
+    machine = None
+    if second_gpu:
+        machine = {"record": "machine", "gpu": {"name": second_gpu}, "versions": {}, "clocks_start": {}}
+    kw = {"machine": machine} if machine else {}
+    b = write_trace(tmp_path / "rank1.jsonl",
+                    full_run(scen, "base", "default", [2.0, 2.1, 2.2], [0.6] * 3, [1.7] * 3, [1.4] * 3), rank=1,
+                    world_size=2, **kw)
+    return a, b
+
+
+def test_same_run_in_two_ranks_is_pooled(tmp_path):
+    a, b = two_ranks(tmp_path)
+    ds = load([str(a), str(b)])
+    assert len(ds.groups) == 1
+    run = ds.groups[0].runs["s/base/default"]
+    assert run.n_reps("gemm") == 6
+    assert float(np.median(run.series("gemm", "total_ms"))) == statistics.median([1.0, 1.1, 1.2, 2.0, 2.1, 2.2])
+    assert run.sources == ["rank0.jsonl (rank 0)", "rank1.jsonl (rank 1)"]
+
+
+def test_split_by_trace_keeps_ranks_apart(tmp_path):
+    a, b = two_ranks(tmp_path)
+    ds = load([str(a), str(b)], split_by="trace")
+    assert len(ds.groups) == 2
+    assert all(g.runs["s/base/default"].n_reps("gemm") == 3 for g in ds.groups)
+
+
+def test_different_gpus_are_different_groups(tmp_path):
+    a, b = two_ranks(tmp_path, second_gpu="OTHER GPU")
+    ds = load([str(a), str(b)])
+    assert [g.key for g in ds.groups] == ["TEST GPU (synthetic)", "OTHER GPU"]
+
+
+def test_same_trace_twice_is_read_once():
+    ds = load([str(SYNTHETIC), str(SYNTHETIC)])
+    assert ds.inputs[1].skipped and "same trace_id" in ds.inputs[1].skipped
+    assert ds.groups[0].runs["cb4k-x-32M/base/default"].n_reps("gemm") == 9
+    assert any("read once" in n for n in ds.notes)
+
+
+def test_conflicting_definitions_are_an_error(tmp_path):
+    write_trace(tmp_path / "a.jsonl", full_run(scenario("s"), "base", "d", [1.0] * 3, [1.0] * 3, [2.0] * 3, [1.5] * 3))
+    write_trace(tmp_path / "b.jsonl", full_run(scenario("s", m=8), "base", "d", [1.0] * 3, [1.0] * 3, [2.0] * 3,
+                                               [1.5] * 3))
+    with pytest.raises(C3profError, match="cannot pool them"):
+        load([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
+
+
+def test_series_missing_in_one_part_is_dropped_with_a_note(tmp_path):
+    scen = scenario("s")
+    write_trace(tmp_path / "a.jsonl", full_run(scen, "base", "d", [1.0] * 3, [1.0] * 3, [2.0] * 3, [1.5] * 3))
+    write_trace(tmp_path / "b.jsonl", full_run(scen, "base", "d", [1.0] * 3, [1.0] * 3, [2.0] * 3, [1.5] * 3,
+                                               starts=False))
+    ds = load([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
+    conc = ds.groups[0].runs["s/base/d"].phases["concurrent"]
+    assert "gemm_start_ms" not in conc and conc["total_ms"].size == 6
+    assert any("gemm_start_ms" in n for n in ds.notes)
+
+
+def test_directory_expands_and_variant_order(tmp_path):
+    scen = scenario("s")
+    recs = (full_run(scen, "sp", "gemm_first", [1.0] * 3, [1.0] * 3, [2.0] * 3, [1.5] * 3)
+            + full_run(scen, "sp", "comm_first", [1.0] * 3, [1.0] * 3, [2.0] * 3, [1.5] * 3))
+    write_trace(tmp_path / "t.jsonl", recs)
+    ds = load([str(tmp_path)])
+    assert ds.groups[0].variant_order["sp"] == ["gemm_first", "comm_first"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(C3profError, match="no \\*.jsonl"):
+        load([str(empty)])
+
+
+def test_unfinished_capture_is_noted(tmp_path):
+    write_trace(tmp_path / "t.jsonl", full_run(scenario("s"), "base", "d", [1.0] * 3, [1.0] * 3, [2.0] * 3,
+                                               [1.5] * 3), end=False)
+    ds = load([str(tmp_path / "t.jsonl")])
+    assert not ds.inputs[0].finished and any("did not finish" in n for n in ds.notes)

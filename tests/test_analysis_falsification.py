@@ -1,0 +1,91 @@
+"""The falsification test of the no-interference premise: verdict rule, arms, alerts."""
+
+from types import SimpleNamespace
+
+import pytest
+from report_helpers import SYNTHETIC, med
+
+from c3prof.analysis.dataset import load
+from c3prof.analysis.falsification import PREMISE, FalsificationSettings, carrier_alerts, verdict
+from c3prof.analysis.speedup import Estimate
+from c3prof.analysis.stats import CI, no_ci
+from c3prof.report.build import ReportSettings, build_report
+
+
+def arm(value, low, high, overlap=1.0):
+    ci = CI(low, high) if low is not None else no_ci("test: no interval")
+    return SimpleNamespace(gemm_slowdown=Estimate(value, ci), overlap=Estimate(overlap, no_ci("n/a")))
+
+
+S = FalsificationSettings()
+
+
+@pytest.mark.parametrize("dma, sm, expected", [
+    (arm(1.05, 1.03, 1.07), None, "refuted"),                       # needs no control
+    (arm(1.00, 0.99, 1.01), arm(1.25, 1.2, 1.3), "holds"),
+    (arm(1.00, 0.99, 1.01), arm(1.01, 1.00, 1.02), "inconclusive"),  # control not slower: blind test
+    (arm(1.00, 0.99, 1.01, overlap=0.2), arm(1.25, 1.2, 1.3), "inconclusive"),  # barely overlapped
+    (arm(1.02, 1.01, 1.03), arm(1.25, 1.2, 1.3), "inconclusive"),   # CI straddles 1.02
+    (arm(1.00, 0.99, 1.01), None, "not enough data"),               # no positive control
+    (arm(1.00, None, None), arm(1.25, 1.2, 1.3), "not enough data"),
+    (None, arm(1.25, 1.2, 1.3), "not enough data"),
+])
+def test_verdict_rule(dma, sm, expected):
+    assert verdict(dma, sm, S)[0] == expected
+
+
+def test_overlap_requirement_can_be_disabled():
+    low_overlap = arm(1.00, 0.99, 1.01, overlap=0.2)
+    assert verdict(low_overlap, arm(1.25, 1.2, 1.3), FalsificationSettings(min_overlap=0.0))[0] == "holds"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build_report(load([str(SYNTHETIC)]))
+
+
+def entry(rep, gemm_label, transfer_label):
+    return next(f for f in rep["falsification"] if f["gemm"]["label"] == gemm_label
+                and (f["transfer"] or {}).get("label") == transfer_label)
+
+
+def test_synthetic_verdicts(report):
+    assert entry(report, "4096x4096x4096 bf16", "transfer 64MiB")["verdict"] == "holds"
+    assert entry(report, "64x16384x16384 bf16", "transfer 32MiB")["verdict"] == "refuted"
+    low = entry(report, "4096x4096x4096 bf16", "transfer 32MiB")
+    assert low["verdict"] == "inconclusive" and "overlapped" in low["reason"]
+    nodma = next(f for f in report["falsification"] if f["gemm"]["label"] == "1024x1024x1024 fp32")
+    assert nodma["verdict"] == "not enough data" and nodma["transfer"] is None and nodma["slowdown"] is None
+
+
+def test_entry_contents_by_hand(report):
+    f = entry(report, "64x16384x16384 bf16", "transfer 32MiB")
+    rid, sm = "mb64-x-32M/dma/ce_peer", "mb64-x-32M/base/default"
+    assert f["slowdown"] == pytest.approx(med(SYNTHETIC, rid, "concurrent", "gemm_ms") / med(SYNTHETIC, rid, "gemm"))
+    assert f["sm_slowdown"] == pytest.approx(med(SYNTHETIC, sm, "concurrent", "gemm_ms") / med(SYNTHETIC, sm, "gemm"))
+    assert f["transfer"]["carrier"] == "copy_engine" and f["sm_transfer"]["carrier"] == "sm"
+    assert f["premise"] == PREMISE and "SYNTHETIC" in f["platform"] and "1.02" in f["rule"]
+    assert f["slowdown_ci"][0] > 1.02
+    assert PREMISE in f["evidence"] and f["gpu"] in f["evidence"]
+
+
+def test_dma_not_on_copy_engines_is_flagged_and_excluded(report):
+    group = load([str(SYNTHETIC)]).groups[0]
+    alerts = carrier_alerts(group)
+    assert [a["run"] for a in alerts] == ["cb4k-x-256M/dma/ce_d2d_local"]
+    assert "not 'copy_engine'" in alerts[0]["message"]
+    assert any(a["kind"] == "dma_carrier" for a in report["alerts"])
+    used = {(f["transfer"] or {}).get("run") for f in report["falsification"]}
+    assert "cb4k-x-256M/dma/ce_d2d_local" not in used
+
+
+def test_tolerance_setting_changes_the_verdict():
+    loose = FalsificationSettings(tolerance=0.1)
+    f = entry(build_report(load([str(SYNTHETIC)]), ReportSettings(falsification=loose)),
+              "64x16384x16384 bf16", "transfer 32MiB")
+    # No longer refuted; not "holds" either: the transfer covered only about a third of the GEMM.
+    assert f["verdict"] == "inconclusive" and "overlapped" in f["reason"] and "1.1" in f["rule"]
+    loose = FalsificationSettings(tolerance=0.1, min_overlap=0.0)
+    f = entry(build_report(load([str(SYNTHETIC)]), ReportSettings(falsification=loose)),
+              "64x16384x16384 bf16", "transfer 32MiB")
+    assert f["verdict"] == "holds"

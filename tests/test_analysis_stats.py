@@ -1,0 +1,88 @@
+"""Bootstrap machinery: the exact median sampler against scipy.stats.bootstrap, degenerate cases,
+reproducibility, the hierarchical mean."""
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from c3prof.analysis.stats import (CI, bootstrap_ci, bootstrap_medians, hierarchical_mean_ci, percentile_ci,
+                                   rng_for, sorted_median)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 9, 10, 31, 64])
+def test_median_sampler_matches_scipy_resampling(n):
+    # Same distribution as resampling: compare the probability of every value the median can take.
+    x = np.round(np.random.default_rng(n).lognormal(0, 0.1, n), 2)  # rounding makes ties
+    ours = bootstrap_medians(x, 40_000, rng_for(0, "t", n))
+    ref = scipy.stats.bootstrap((x,), np.median, n_resamples=40_000, vectorized=True, method="percentile",
+                                rng=np.random.default_rng(1)).bootstrap_distribution
+    values = np.union1d(ours, ref)
+    p_ours = np.array([(ours == v).mean() for v in values])
+    p_ref = np.array([(ref == v).mean() for v in values])
+    assert np.abs(p_ours - p_ref).max() < 0.015
+    possible = np.concatenate([x, ((x[:, None] + x[None, :]) / 2).ravel()])
+    assert np.isin(ours, possible).all()
+
+
+def test_median_sampler_edge_cases():
+    assert np.all(bootstrap_medians([3.0], 10, rng_for(0)) == 3.0)
+    assert np.all(bootstrap_medians([2.0, 2.0, 2.0], 10, rng_for(0)) == 2.0)
+    with pytest.raises(ValueError):
+        bootstrap_medians([], 10, rng_for(0))
+    assert sorted_median(np.array([1.0, 2.0, 10.0])) == 2.0
+    assert sorted_median(np.array([1.0, 2.0, 4.0, 10.0])) == 3.0
+
+
+def test_rng_for_is_stable_and_keyed():
+    a = rng_for(7, "g", "run", "gemm").random(3)
+    assert np.array_equal(a, rng_for(7, "g", "run", "gemm").random(3))
+    assert not np.array_equal(a, rng_for(7, "g", "run", "comm").random(3))
+    assert not np.array_equal(a, rng_for(8, "g", "run", "gemm").random(3))
+
+
+def test_percentile_ci_matches_numpy_and_refuses_degenerate():
+    reps = np.random.default_rng(0).normal(size=2001)
+    ci = percentile_ci(reps, 0.95)
+    lo, hi = np.quantile(reps, [0.025, 0.975])
+    assert ci.low == pytest.approx(lo, rel=1e-12) and ci.high == pytest.approx(hi, rel=1e-12)
+    flat = percentile_ci(np.full(100, 1.5))
+    assert flat.low is None and "no spread" in flat.reason
+    bad = percentile_ci(np.array([1.0, np.inf, 2.0]))
+    assert bad.low is None and "undefined in 1 of 3" in bad.reason
+
+
+def test_bootstrap_ci_scalar_multi_and_degenerate():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(10, 1, 30), rng.normal(5, 1, 40)
+    ci = bootstrap_ci([a, b], lambda x, y, axis=-1: np.median(x, axis=axis) / np.median(y, axis=axis))
+    assert isinstance(ci, CI) and ci.ok and ci.contains(np.median(a) / np.median(b))
+    both = bootstrap_ci([a], lambda x, axis=-1: np.stack([np.mean(x, axis=axis), np.median(x, axis=axis)]))
+    assert len(both) == 2 and all(c.ok for c in both)
+    assert bootstrap_ci([a[:2]], np.median).reason.startswith("fewer than 3")
+    assert "no spread" in bootstrap_ci([np.ones(5)], np.median).reason
+    # Reproducible: a fixed seed gives the same interval.
+    assert bootstrap_ci([a], np.median, seed=5) == bootstrap_ci([a], np.median, seed=5)
+    assert bootstrap_ci([a], np.mean, method="BCa").ok
+
+
+def test_hierarchical_mean():
+    points = np.array([0.2, 0.4, 0.9])
+    reps = points[:, None] + np.random.default_rng(0).normal(0, 0.01, (3, 2000))
+    mean, ci = hierarchical_mean_ci(points, reps, rng_for(0, "h"))
+    assert mean == pytest.approx(0.5)
+    assert ci.low < 0.5 < ci.high
+    # The outer level dominates: the interval is much wider than the repetition noise alone.
+    assert ci.high - ci.low > 0.2
+    one_mean, one_ci = hierarchical_mean_ci(points[:1], reps[:1], rng_for(0, "h1"))
+    assert one_mean == pytest.approx(0.2) and one_ci.high - one_ci.low < 0.1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.01, 100.0, allow_nan=False), min_size=3, max_size=40), st.integers(0, 2**31))
+def test_median_interval_contains_the_median(values, seed):
+    x = np.array(values)
+    ci = percentile_ci(bootstrap_medians(x, 2000, rng_for(seed)))
+    if ci.ok:
+        assert ci.contains(float(np.median(x)))

@@ -1,0 +1,33 @@
+"""The report path must run without a GPU: no torch, CUDA, cuda.bindings or c3prof._dma imports."""
+
+import re
+import subprocess
+import sys
+
+from report_helpers import ROOT, SYNTHETIC
+
+FORBIDDEN = ("torch", "cuda", "c3prof._dma", "triton", "pynvml")
+
+
+def test_report_imports_nothing_gpu(tmp_path):
+    code = f"""
+import sys
+import c3prof.report.cli
+from c3prof.cli import main
+rc = main(["report", {str(SYNTHETIC)!r}, "--quiet", "--json", {str(tmp_path / 'r.json')!r},
+           "--csv", {str(tmp_path / 'csv')!r}, "--figures", {str(tmp_path / 'fig')!r},
+           "--perfetto", {str(tmp_path / 'p.json')!r}])
+bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in {FORBIDDEN!r}))
+print("BAD", bad)
+assert rc == 0 and not bad, bad
+assert "torch" not in sys.modules and "c3prof._dma" not in sys.modules
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_sources_do_not_import_gpu_modules():
+    pattern = re.compile(r"^\s*(from|import)\s+(torch|cuda|c3prof\._dma|c3prof\.capture|c3prof\.backends)\b", re.M)
+    for pkg in ("analysis", "report", "figures"):
+        for path in (ROOT / "c3prof" / pkg).rglob("*.py"):
+            assert not pattern.search(path.read_text()), path

@@ -1,0 +1,152 @@
+"""`c3prof report` outputs: terminal table, JSON (schema), CSV, figures (PNG+PDF), Perfetto trace."""
+
+import csv
+import json
+from collections import defaultdict
+
+import pytest
+from report_helpers import SYNTHETIC, med, run_cli
+
+from c3prof.cli import main
+from c3prof.report.schema import check_report
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    proc = run_cli(str(SYNTHETIC), "--json", str(out / "r.json"), "--csv", str(out / "csv"),
+                   "--figures", str(out / "fig"), "--perfetto", str(out / "p.json"))
+    assert proc.returncode == 0, proc.stderr
+    return out, proc
+
+
+def test_terminal_report_sections(outputs):
+    _, proc = outputs
+    text = proc.stdout
+    for needle in ("Results on SYNTHETIC", "Per strategy on", "ORACLE", "Falsification", "Rules", "ALERTS",
+                   "Incomplete runs", "mb64-x-256M/rp/sm96", "Error records", "CUDA out of memory",
+                   "validation FAILED", "ce_d2d_local", "G-long if T_g > 1.15"):
+        assert needle in text, needle
+
+
+def test_json_schema_and_required_fields(outputs):
+    out, _ = outputs
+    rep = json.loads((out / "r.json").read_text())
+    assert check_report(rep) == []
+    # The fields the brief names, checked independently of the schema module.
+    for key in ("results", "falsification", "strategies", "machine", "rules", "incomplete"):
+        assert key in rep
+    for r in rep["results"]:
+        for key in ("scenario", "strategy", "variant", "taxonomy", "ideal_speedup", "realized_speedup",
+                    "fraction_of_ideal", "fraction_ci", "gemm_slowdown", "gemm_slowdown_ci", "comm_slowdown",
+                    "comm_slowdown_ci", "n_reps"):
+            assert key in r
+        assert r["fraction_ci"] is None or len(r["fraction_ci"]) == 2
+    for f in rep["falsification"]:
+        for key in ("gemm", "transfer", "slowdown", "slowdown_ci", "verdict"):
+            assert key in f
+    row = next(r for r in rep["results"] if r["run"] == "cb4k-x-32M/sp/gemm_first")
+    base = "cb4k-x-32M/base/default"
+    ideal = med(SYNTHETIC, base, "serial") / max(med(SYNTHETIC, base, "gemm"), med(SYNTHETIC, base, "comm"))
+    realized = med(SYNTHETIC, base, "serial") / med(SYNTHETIC, row["run"], "concurrent")
+    assert row["fraction_of_ideal"] == pytest.approx((realized - 1) / (ideal - 1), rel=1e-12)
+    assert row["default_variant"] is False
+    assert [i["run"] for i in rep["incomplete"]] == ["mb64-x-256M/rp/sm96"]
+    assert rep["validation"]["failures"][0]["run"] == "mb64-x-256M/dma/ce_peer"
+    assert rep["errors"][0]["message"] == "CUDA out of memory (synthetic)"
+
+
+def test_strategy_summary(outputs):
+    out, _ = outputs
+    rep = json.loads((out / "r.json").read_text())
+    rows = defaultdict(list)
+    for s in rep["strategies"]:
+        rows[s["strategy"]].append(s)
+    assert set(rows) == {"base", "sp", "rp", "dma"}
+    sp = {(s["selection"], s["variant"]): s for s in rows["sp"]}
+    assert set(sp) == {("default", "comm_first"), ("variant", "comm_first"), ("variant", "gemm_first"),
+                       ("best_per_scenario", None)}
+    assert sp[("best_per_scenario", None)]["oracle"] is True
+    # The default mean is the plain mean of the default variant's per-scenario fractions.
+    fr = [r["fraction_of_ideal"] for r in rep["results"] if r["strategy"] == "sp" and r["variant"] == "comm_first"]
+    assert sp[("default", "comm_first")]["mean_fraction_of_ideal"] == pytest.approx(sum(fr) / len(fr))
+    best = {}
+    for r in rep["results"]:
+        if r["strategy"] == "sp":
+            best[r["scenario"]] = max(best.get(r["scenario"], -1e9), r["fraction_of_ideal"])
+    assert sp[("best_per_scenario", None)]["mean_fraction_of_ideal"] == pytest.approx(sum(best.values()) / len(best))
+    for s in rep["strategies"]:
+        ci = s["mean_fraction_ci"]
+        assert ci is None or ci[0] <= s["mean_fraction_of_ideal"] <= ci[1]
+
+
+def test_csv_tables(outputs):
+    out, _ = outputs
+    rep = json.loads((out / "r.json").read_text())
+    for name, key in (("results.csv", "results"), ("strategies.csv", "strategies"),
+                      ("falsification.csv", "falsification"), ("incomplete.csv", "incomplete"),
+                      ("errors.csv", "errors"), ("alerts.csv", "alerts")):
+        with open(out / "csv" / name, newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert len(rows) == len(rep[key]), name
+    with open(out / "csv" / "results.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["scenario"] == "cb4k-x-32M" and r["strategy"] == "base")
+    assert float(row["fraction_of_ideal_lo"]) <= float(row["fraction_of_ideal"]) <= float(row["fraction_of_ideal_hi"])
+
+
+def test_figures_png_and_pdf(outputs):
+    out, _ = outputs
+    for name in ("fraction_of_ideal", "slowdowns", "falsification", "timeline"):
+        png, pdf = out / "fig" / f"{name}.png", out / "fig" / f"{name}.pdf"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_perfetto_trace(outputs):
+    out, _ = outputs
+    trace = json.loads((out / "p.json").read_text())
+    events = trace["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"GEMM stream", "communication: copy engine (DMA)", "communication stream (SM kernels)"} <= names
+    assert any(e["ph"] == "C" and "lts__t_sectors" in e["name"] for e in events)
+    xs = [e for e in events if e["ph"] == "X"]
+    assert xs and all(e["dur"] >= 0 and e["ts"] >= 0 for e in xs)
+    # Slices on one track must nest or be disjoint, or trace viewers drop them.
+    tracks = defaultdict(list)
+    for e in xs:
+        tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+    for spans in tracks.values():
+        stack = []
+        for start, end in sorted(spans, key=lambda s: (s[0], -s[1])):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            assert not stack or end <= stack[-1] + 1e-3
+            stack.append(end)
+
+
+def test_json_to_stdout_and_strict(capsys):
+    assert main(["report", str(SYNTHETIC), "--json", "-"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["schema"] == "c3prof-report"
+    assert main(["report", str(SYNTHETIC), "--quiet", "--strict"]) == 1  # the synthetic trace has alerts
+
+
+def test_report_is_reproducible(tmp_path):
+    for name in ("a.json", "b.json"):
+        assert main(["report", str(SYNTHETIC), "--json", str(tmp_path / name), "--quiet"]) == 0
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+
+
+def test_settings_flow_into_the_report(tmp_path):
+    p = tmp_path / "r.json"
+    assert main(["report", str(SYNTHETIC), "--json", str(p), "--quiet", "--threshold", "3", "--resamples", "500",
+                 "--confidence", "0.9", "--seed", "1"]) == 0
+    rep = json.loads(p.read_text())
+    assert rep["settings"]["threshold"] == 3 and rep["settings"]["n_resamples"] == 500
+    for r in rep["results"]:
+        if r["reference"] == "base":
+            base = f"{r['scenario']}/base/default"
+            tg, tc = med(SYNTHETIC, base, "gemm"), med(SYNTHETIC, base, "comm")
+            expected = "G-long" if tg > 3 * tc else "C-long" if tc > 3 * tg else "GC-equal"
+            assert r["taxonomy"] == expected, r["run"]
+    assert "3 * T_c" in " ".join(x["rule"] for x in rep["rules"])

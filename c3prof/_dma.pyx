@@ -601,3 +601,175 @@ cdef class CopyBatch:
         free(self._sizes)
         free(self._attrs)
         free(self._attr_idx)
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-GPU additions (issue 5): device identity, pointer queries, peer copies, stream memory
+# operations (device-side flags for ordering copies across processes), non-blocking event queries.
+# --------------------------------------------------------------------------------------------
+
+def pci_bus_id(int device):
+    """PCI bus id of ``device`` (e.g. '0000:19:00.0'): names a GPU the same way in every process."""
+    cdef char buf[64]
+    _check(rt.cudaDeviceGetPCIBusId(buf, 64, device), f"cudaDeviceGetPCIBusId({device})")
+    return buf.decode()
+
+
+def device_by_pci_bus_id(str bus_id):
+    """This process's index of the GPU at ``bus_id``; raises CudaError if it is not visible here."""
+    cdef int device = -1
+    cdef bytes b = bus_id.encode()
+    _check(rt.cudaDeviceGetByPCIBusId(&device, b), f"cudaDeviceGetByPCIBusId({bus_id})")
+    return device
+
+
+def pointer_info(uintptr_t ptr):
+    """{'type': 'device'|'host'|'managed'|'unregistered', 'device': int} of a pointer (cudaPointerGetAttributes)."""
+    cdef rt.cudaPointerAttributes attrs
+    cdef rt.cudaError_t err = rt.cudaPointerGetAttributes(&attrs, <const void*>ptr)
+    if err != rt.cudaSuccess:
+        rt.cudaGetLastError()
+        _check(err, "cudaPointerGetAttributes")
+    kind = {int(rt.cudaMemoryTypeDevice): "device", int(rt.cudaMemoryTypeHost): "host",
+            int(rt.cudaMemoryTypeManaged): "managed"}.get(int(attrs.type), "unregistered")
+    return {"type": kind, "device": attrs.device}
+
+
+def ipc_open_mem_handle_flags(bytes handle, bint lazy_peer_access=True):
+    """cudaIpcOpenMemHandle with or without cudaIpcMemLazyEnablePeerAccess (ipc_open_mem_handle always sets it)."""
+    cdef rt.cudaIpcMemHandle_t h
+    cdef void* p = NULL
+    cdef rt.cudaError_t err
+    cdef unsigned int flags = rt.cudaIpcMemLazyEnablePeerAccess if lazy_peer_access else 0
+    if len(handle) != sizeof(h.reserved):
+        raise ValueError(f"IPC memory handle must be {sizeof(h.reserved)} bytes, got {len(handle)}")
+    memcpy(h.reserved, <const char*>handle, sizeof(h.reserved))
+    with nogil:
+        err = rt.cudaIpcOpenMemHandle(&p, h, flags)
+    _check(err, f"cudaIpcOpenMemHandle(lazy_peer_access={bool(lazy_peer_access)})")
+    return <uintptr_t>p
+
+
+# Driver entry points fetched through the runtime (cudaGetDriverEntryPointByVersion), so the module
+# still links against nothing and imports on machines without a driver (cimporting cydriver would
+# need headers the CUDA wheels lack). CUstream is cudaStream_t; CUdeviceptr is a 64-bit integer.
+ctypedef int (*_stream_value32_fn)(rt.cudaStream_t, unsigned long long, unsigned int, unsigned int) noexcept nogil
+cdef _stream_value32_fn _cu_wait_value32 = NULL
+cdef _stream_value32_fn _cu_write_value32 = NULL
+cdef unsigned int _CU_STREAM_WAIT_VALUE_GEQ = 0        # CUstreamWaitValue_flags
+cdef unsigned int _CU_STREAM_WRITE_VALUE_DEFAULT = 0   # CUstreamWriteValue_flags (with memory barrier)
+
+
+cdef void* _driver_entry(const char* name) except NULL:
+    cdef void* fn = NULL
+    cdef rt.cudaDriverEntryPointQueryResult status
+    _check(rt.cudaGetDriverEntryPointByVersion(name, &fn, 12000, rt.cudaEnableDefault, &status),
+           f"cudaGetDriverEntryPointByVersion({name.decode()})")
+    if fn == NULL or status != rt.cudaDriverEntryPointSuccess:
+        raise CudaError(f"cudaGetDriverEntryPointByVersion({name.decode()})", int(status),
+                        "cudaDriverEntryPointSymbolNotFound", "driver entry point not found")
+    return fn
+
+
+cdef int _check_drv(int res, str call) except -1:
+    if res != 0:
+        raise CudaError(call, res, f"CUresult {res}", "driver call failed (see CUresult in cuda.h)")
+    return 0
+
+
+def stream_write_value32(uintptr_t addr, unsigned int value, Stream stream not None):
+    """cuStreamWriteValue32: when the stream reaches it, write ``value`` to ``addr`` (after a memory
+    fence: everything the stream did before is visible first). ``addr`` is device memory of this
+    process (for a peer's memory, c3prof copies a local flag with memcpy_async, as NCCL does)."""
+    global _cu_write_value32
+    cdef int res
+    if _cu_write_value32 == NULL:
+        _cu_write_value32 = <_stream_value32_fn>_driver_entry(b"cuStreamWriteValue32")
+    with nogil:
+        res = _cu_write_value32(stream._s, <unsigned long long>addr, value, _CU_STREAM_WRITE_VALUE_DEFAULT)
+    _check_drv(res, "cuStreamWriteValue32")
+
+
+def stream_wait_value32(uintptr_t addr, unsigned int value, Stream stream not None):
+    """cuStreamWaitValue32 (GEQ): the stream waits until the 32-bit word at ``addr`` is >= ``value``.
+    Used with monotonically increasing sequence numbers, so a peer that runs ahead never deadlocks."""
+    global _cu_wait_value32
+    cdef int res
+    if _cu_wait_value32 == NULL:
+        _cu_wait_value32 = <_stream_value32_fn>_driver_entry(b"cuStreamWaitValue32")
+    with nogil:
+        res = _cu_wait_value32(stream._s, <unsigned long long>addr, value, _CU_STREAM_WAIT_VALUE_GEQ)
+    _check_drv(res, "cuStreamWaitValue32")
+
+
+def event_pool_query(EventPool pool not None, int i):
+    """True when event ``i`` of ``pool`` has completed (cudaEventQuery): lets a host wait poll with a
+    deadline instead of blocking forever when a peer rank died."""
+    cdef rt.cudaError_t err = rt.cudaEventQuery(pool._ev[pool._index(i)])
+    if err == rt.cudaErrorNotReady:
+        return False
+    _check(err, "cudaEventQuery")
+    return True
+
+
+cdef class PeerCopyBatch:
+    """Like CopyBatch, but every copy is a cudaMemcpyPeerAsync with explicit source and destination
+    devices (the device-aware peer path, as opposed to cudaMemcpyDefault's unified-address lookup)."""
+
+    cdef void** _dst
+    cdef void** _src
+    cdef int* _dst_dev
+    cdef int* _src_dev
+    cdef size_t* _sizes
+    cdef readonly size_t count
+    cdef readonly size_t total_bytes
+
+    def __cinit__(self, dsts, dst_devices, srcs, src_devices, sizes):
+        cdef size_t i, n = len(dsts)
+        self._dst = NULL
+        self._src = NULL
+        self._dst_dev = NULL
+        self._src_dev = NULL
+        self._sizes = NULL
+        if n == 0 or len(srcs) != n or len(sizes) != n or len(dst_devices) != n or len(src_devices) != n:
+            raise ValueError("PeerCopyBatch needs equally long, non-empty lists")
+        self._dst = <void**>malloc(n * sizeof(void*))
+        self._src = <void**>malloc(n * sizeof(void*))
+        self._dst_dev = <int*>malloc(n * sizeof(int))
+        self._src_dev = <int*>malloc(n * sizeof(int))
+        self._sizes = <size_t*>malloc(n * sizeof(size_t))
+        if (self._dst == NULL or self._src == NULL or self._dst_dev == NULL or self._src_dev == NULL
+                or self._sizes == NULL):
+            raise MemoryError()
+        self.total_bytes = 0
+        for i in range(n):
+            if int(sizes[i]) <= 0:
+                raise ValueError(f"copy {i} has non-positive size {sizes[i]}")
+            self._dst[i] = <void*><uintptr_t>int(dsts[i])
+            self._src[i] = <void*><uintptr_t>int(srcs[i])
+            self._dst_dev[i] = int(dst_devices[i])
+            self._src_dev[i] = int(src_devices[i])
+            self._sizes[i] = <size_t>int(sizes[i])
+            self.total_bytes += self._sizes[i]
+        self.count = n
+
+    def enqueue(self, Stream stream):
+        cdef size_t i
+        cdef size_t failed = 0
+        cdef rt.cudaError_t err = rt.cudaSuccess
+        cdef rt.cudaStream_t s = stream._s
+        with nogil:
+            for i in range(self.count):
+                err = rt.cudaMemcpyPeerAsync(self._dst[i], self._dst_dev[i], self._src[i], self._src_dev[i],
+                                             self._sizes[i], s)
+                if err != rt.cudaSuccess:
+                    failed = i
+                    break
+        _check(err, f"cudaMemcpyPeerAsync (copy {failed} of {self.count})")
+
+    def __dealloc__(self):
+        free(self._dst)
+        free(self._src)
+        free(self._dst_dev)
+        free(self._src_dev)
+        free(self._sizes)

@@ -1,0 +1,65 @@
+"""Strategies -> variants for collective scenarios (multi-GPU captures).
+
+The paper's strategies mapped onto collectives (every rank runs the same variant at the same time):
+
+``base``    the collective as NCCL's SM kernels (``nccl``), GEMM launched first, default priorities
+``sp``      launch order plus stream priority (torch >= 2.7 runs a synchronous NCCL collective on
+            the caller's current stream, so the comm stream's priority applies to NCCL's kernel)
+``rp``      the GEMM on a green context of ``g`` SMs beside NCCL limited to the other SMs'
+            worth of CTAs (``max_ctas = sm_count - g``), and NCCL limited to ``c`` CTAs beside an
+            unpartitioned GEMM (NCCL's ``max_ctas``: the paper's CU-count sweep on NVIDIA)
+``dma``     the collective on copy engines: NCCL's CE collectives (``nccl_ce``) and c3prof's own
+            DMA collectives (``dma_push``, ``dma_pull``), one variant each
+``dma+rp``  each copy-engine collective beside a partitioned GEMM
+
+all_reduce is an SM baseline only (it needs arithmetic; copy engines only move bytes): ``dma`` and
+``dma+rp`` plan nothing for it.
+"""
+
+from __future__ import annotations
+
+from c3prof.capture.strategies import PlanOptions, Variant
+from c3prof.collectives import DMA_IMPLEMENTATIONS
+from c3prof.errors import C3profError
+
+
+def parse_dma_collectives(text: str) -> tuple[str, ...]:
+    items = tuple(dict.fromkeys(t for t in text.replace(" ", "").split(",") if t))
+    unknown = [t for t in items if t not in DMA_IMPLEMENTATIONS]
+    if not items or unknown:
+        raise C3profError(f"unknown DMA collective {unknown[0] if unknown else text!r} "
+                          f"(known: {', '.join(DMA_IMPLEMENTATIONS)})")
+    return items
+
+
+def _gemm_sms(opts: PlanOptions) -> tuple[int, ...]:
+    for g in opts.rp_gemm_sms:
+        if not 0 < g < opts.sm_count:
+            raise C3profError(f"--rp-gemm-sms {g} must be between 1 and {opts.sm_count - 1} on this GPU")
+    return opts.rp_gemm_sms
+
+
+def collective_variants(op: str, strategy: str, opts: PlanOptions) -> list[Variant]:
+    hi = opts.greatest_priority
+    dma = tuple(getattr(opts, "dma_collectives", DMA_IMPLEMENTATIONS))
+    if strategy == "base":
+        return [Variant("base", "default", "nccl")]
+    if strategy == "sp":
+        return [Variant("sp", "comm_first", "nccl", order="comm_first", comm_priority=hi),
+                Variant("sp", "gemm_first", "nccl", order="gemm_first", gemm_priority=hi)]
+    if strategy == "rp":
+        out = [Variant("rp", f"gemm{g}sm", "nccl", gemm_sms=g, comm_ctas=opts.sm_count - g) for g in _gemm_sms(opts)]
+        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in opts.rp_comm_ctas]
+    if strategy in ("dma", "dma+rp"):
+        if op == "all_reduce":
+            return []   # SM baseline only
+        if strategy == "dma":
+            return [Variant("dma", impl, impl) for impl in dma]
+        return [Variant("dma+rp", f"{impl}-gemm{g}sm", impl, gemm_sms=g) for impl in dma for g in _gemm_sms(opts)]
+    raise C3profError(f"unknown strategy {strategy!r}")
+
+
+def collective_variants_for(op: str, strategies: tuple[str, ...], opts: PlanOptions) -> list[Variant]:
+    out = [v for st in strategies for v in collective_variants(op, st, opts)]
+    out.sort(key=lambda v: v.strategy != "base")
+    return out

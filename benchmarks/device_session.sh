@@ -23,6 +23,7 @@ for s in "$@"; do
   case $s in
     build) step build python3 setup.py build_ext --inplace || exit 1 ;;
     info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
+    gpucounters) step gpucounters python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_counters.py ;;
     gputests) step gputests python3 -m pytest -q -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py tests/test_gpu_counters.py ;;
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;

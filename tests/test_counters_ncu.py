@@ -108,3 +108,10 @@ def test_recorded_h200_counters_show_copy_engine_traffic_bypasses_no_l2():
             assert abs(m["lts__t_sectors"] - reps * nbytes / 32) <= 0.01 * reps * nbytes / 32
         else:
             assert m["lts__t_sectors_srcunit_tex"] > 0.5 * m["lts__t_sectors"]
+
+
+def test_ncu_command_passes_collection_args_through():
+    cmd = ncu.ncu_command("/x/ncu", ["--section", "PmSampling"], "/tmp/log.csv", "app-range", ["python3", "w.py"])
+    i = cmd.index("--section")
+    assert cmd[i + 1] == "PmSampling" and "--metrics" not in cmd
+    assert cmd[cmd.index("--replay-mode") + 1] == "app-range" and cmd[-2:] == ["python3", "w.py"]

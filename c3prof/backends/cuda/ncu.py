@@ -75,8 +75,10 @@ def choose_metrics(available: set[str] | None) -> tuple[list[str], list[str]]:
     return chosen, [m for m in METRICS if m not in chosen]
 
 
-def ncu_command(path: str, metrics: list[str], log_file: str, replay: str, worker_args: list[str]) -> list[str]:
-    return [path, "--replay-mode", replay, "--clock-control", "none", "--metrics", ",".join(metrics),
+def ncu_command(path: str, ncu_args: list[str], log_file: str, replay: str, worker_args: list[str]) -> list[str]:
+    """ncu profiling ``worker_args`` with ranges replayed in ``replay`` mode; ``ncu_args`` choose what
+    to collect (["--metrics", "a,b"] or ["--section", "PmSampling", ...])."""
+    return [path, "--replay-mode", replay, "--clock-control", "none", *ncu_args,
             "--csv", "--page", "raw", "--log-file", log_file, "--target-processes", "all", *worker_args]
 
 

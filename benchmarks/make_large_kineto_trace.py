@@ -6,7 +6,11 @@
 The input's ``traceEvents`` are copied again and again, each copy shifted in time (by the input's
 span plus a gap) and in identity (``External id``, ``correlation``, ``Ev Idx``, flow ``id`` are
 offset so links stay unique and point inside their own copy), until the output reaches the asked
-size. Metadata events (``ph: "M"``) and the top-level keys are written once. The output follows the
+size. Metadata events (``ph: "M"``) and the top-level keys are written once. ``ProfilerStep#N``
+annotations are not replicated: a real long trace holds the few steps a profiler schedule records,
+so the output gets ``--steps`` of them (default 4) covering equal slices of its time, as if the copies
+were the kernels of those steps (HTA's loader, for one, scans every step for every event: thousands
+of replicated steps would measure that scan, not loading). The output follows the
 layout libkineto writes (one indented block per event, ``ts``/``dur`` in microseconds with three
 decimals), so a reader sees the same byte patterns as in a real trace; only its length differs.
 
@@ -25,6 +29,7 @@ import time
 from pathlib import Path
 
 ID_ARGS = ("External id", "correlation", "Ev Idx")
+STEP_NAME = re.compile(r"^ProfilerStep#\d+$")
 GAP_NS = 1_000_000
 _PLACEHOLDER = re.compile(r'"@@(\d+)@@"')
 
@@ -92,11 +97,17 @@ class _Template:
         return "".join(out)
 
 
-def generate(src: Path, dst: Path, size_bytes: int) -> dict:
+def _is_step(e: dict) -> bool:
+    return isinstance(e.get("name"), str) and bool(STEP_NAME.match(e["name"]))
+
+
+def generate(src: Path, dst: Path, size_bytes: int, steps: int = 4) -> dict:
     doc = _load(src)
     events = doc.get("traceEvents", [])
     once = [e for e in events if e.get("ph") == "M"]
-    repeat = [e for e in events if e.get("ph") != "M" and "ts" in e and isinstance(e.get("ts"), (int, float))]
+    step_proto = next((e for e in events if _is_step(e)), None)
+    repeat = [e for e in events if e.get("ph") != "M" and "ts" in e and isinstance(e.get("ts"), (int, float))
+              and not _is_step(e)]
     if not repeat:
         raise SystemExit(f"{src}: no timed events to replicate")
     starts = [round(e["ts"] * 1000) for e in repeat]
@@ -135,6 +146,16 @@ def generate(src: Path, dst: Path, size_bytes: int) -> dict:
             first = False
             copies += 1
             n_events += len(templates)
+        if step_proto is not None and steps > 0:
+            # A few profiler steps over the whole time range (the order of traceEvents is free).
+            t0, total = min(starts) - 1000, copies * span
+            for k in range(steps):
+                ev = json.loads(json.dumps(step_proto))
+                ev["name"] = f"ProfilerStep#{k + 1}"
+                ev["ts"] = (t0 + k * total // steps) / 1000
+                ev["dur"] = (total // steps) / 1000
+                put(",\n" + _layout(ev))
+                n_events += 1
         put("\n  ],\n" + f'  "traceName": {json.dumps(str(dst))}\n' + "}\n")
     return {"output": str(dst), "bytes": written, "copies": copies, "events": n_events,
             "events_per_copy": len(templates)}
@@ -145,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("input", type=Path, help="a Kineto trace (.json or .json.gz)")
     ap.add_argument("output", type=Path, help="the large trace to write (.json)")
     ap.add_argument("--size-gb", type=float, default=1.0, help="size to reach, in GB (10^9 bytes; default 1.0)")
+    ap.add_argument("--steps", type=int, default=4, help="ProfilerStep annotations over the output (default 4)")
     args = ap.parse_args(argv)
     t0 = time.time()
-    info = generate(args.input, args.output, int(args.size_gb * 1e9))
+    info = generate(args.input, args.output, int(args.size_gb * 1e9), steps=args.steps)
     info["seconds"] = round(time.time() - t0, 1)
     print(json.dumps(info))
     return 0

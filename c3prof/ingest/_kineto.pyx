@@ -15,8 +15,11 @@ What it extracts (the Kineto fields c3prof relies on; docs/ingest.md lists them)
   up to three decimals, stored exactly as integer nanoseconds);
 * ``args`` integers: ``External id``, ``correlation``, ``device``, ``stream``, ``bytes``,
   ``fromDevice``/``inDevice``/``toDevice`` (peer memcpy records);
-* the raw ``args`` JSON text of collective kernels (those carrying ``Collective name``) and of the
-  CPU ops that the caller's ``keep_cpu_op(name)`` accepts (parsed later, in Python: there are few);
+* for collective kernels (those carrying ``Collective name``) and for the CPU ops that the caller's
+  ``keep_cpu_op(name)`` accepts: the text of the ``args`` members c3prof reads (``Input Dims``,
+  ``Input type``, ``Collective name``, ``dtype``, ``In msg nelems``, ``Out msg nelems``, ``Group size``,
+  ``Process Group Name``), stored once per distinct text (repeated ops share it) and parsed later
+  in Python;
 * the raw JSON text of every top-level key other than ``traceEvents`` (``distributedInfo``,
   ``deviceProperties``, ``baseTimeNanoseconds``...).
 
@@ -70,6 +73,11 @@ class KinetoSyntaxError(ValueError):
         self.offset = offset
 
 
+# ``args`` members whose text c3prof keeps for GEMM and collective ops (at most MAX_WANTED per event).
+cdef enum:
+    MAX_WANTED = 12
+
+
 cdef struct EventFields:
     int cat
     char ph
@@ -93,6 +101,9 @@ cdef struct EventFields:
     int64_t to_device
     int64_t in_device
     bint has_collective
+    int n_wanted
+    Py_ssize_t wanted_s[MAX_WANTED]
+    Py_ssize_t wanted_e[MAX_WANTED]
 
 
 cdef inline bint is_ws(unsigned char c) nogil:
@@ -300,6 +311,16 @@ cdef int category(const unsigned char* b, Py_ssize_t s, Py_ssize_t e) nogil:
     return CAT_SKIP
 
 
+cdef inline bint is_wanted_arg(const unsigned char* b, Py_ssize_t s, Py_ssize_t e) nogil:
+    """The args c3prof reads later: shapes and dtypes of GEMM ops, collective metadata. Leaving out
+    ids (External id, Ev Idx, Sequence number...) makes the kept text of repeated ops identical, so
+    it is stored once (interned) however many times the op ran."""
+    return (key_is(b, s, e, b"Input Dims", 10) or key_is(b, s, e, b"Input type", 10)
+            or key_is(b, s, e, b"Collective name", 15) or key_is(b, s, e, b"dtype", 5)
+            or key_is(b, s, e, b"In msg nelems", 13) or key_is(b, s, e, b"Out msg nelems", 14)
+            or key_is(b, s, e, b"Group size", 10) or key_is(b, s, e, b"Process Group Name", 18))
+
+
 cdef Py_ssize_t parse_args(const unsigned char* b, Py_ssize_t i, Py_ssize_t n, EventFields* f) nogil:
     """b[i] == '{' of an event's args: pick the integer fields c3prof links and sizes with."""
     cdef Py_ssize_t ks, ke, j
@@ -344,6 +365,10 @@ cdef Py_ssize_t parse_args(const unsigned char* b, Py_ssize_t i, Py_ssize_t n, E
             if key_is(b, ks, ke, b"Collective name", 15):
                 f.has_collective = True
             j = skip_value(b, i, n)
+            if j >= 0 and f.n_wanted < MAX_WANTED and is_wanted_arg(b, ks, ke):
+                f.wanted_s[f.n_wanted] = ks - 1  # from the key's opening quote ...
+                f.wanted_e[f.n_wanted] = j       # ... to the end of its value
+                f.n_wanted += 1
         if j < 0:
             return j
         i = skip_ws(b, j, n)
@@ -380,8 +405,8 @@ cdef class KinetoScanner:
     cdef list names
     cdef list keep_name
     cdef public dict top_level
-    cdef public dict gpu_args
-    cdef public dict cpu_args
+    cdef dict args_ids
+    cdef list args_texts
 
     # GPU activities (kernels, memcpys, memsets)
     cdef vector[int8_t] g_kind
@@ -395,6 +420,7 @@ cdef class KinetoScanner:
     cdef vector[int64_t] g_bytes
     cdef vector[int64_t] g_src
     cdef vector[int64_t] g_dst
+    cdef vector[int32_t] g_args
     # CUDA runtime/driver calls: the link from a CPU thread to a GPU activity
     cdef vector[int64_t] l_corr
     cdef vector[int64_t] l_ext
@@ -409,6 +435,7 @@ cdef class KinetoScanner:
     cdef vector[int64_t] c_start
     cdef vector[int64_t] c_dur
     cdef vector[int64_t] c_ext
+    cdef vector[int32_t] c_args
 
     def __cinit__(self, keep_cpu_op, Py_ssize_t initial_capacity=1 << 22):
         self.cap = initial_capacity if initial_capacity > 64 else 64
@@ -428,8 +455,8 @@ cdef class KinetoScanner:
         self.names = []
         self.keep_name = []
         self.top_level = {}
-        self.gpu_args = {}
-        self.cpu_args = {}
+        self.args_ids = {}
+        self.args_texts = []
 
     def __dealloc__(self):
         if self.data != NULL:
@@ -611,6 +638,7 @@ cdef class KinetoScanner:
         f.to_device = -1
         f.in_device = -1
         f.has_collective = False
+        f.n_wanted = 0
         i = skip_ws(b, i + 1, n)
         if i >= n:
             return NEED_MORE
@@ -719,6 +747,21 @@ cdef class KinetoScanner:
         self.keep_name.append(None)
         return ident
 
+    cdef int32_t _intern_args(self, const unsigned char* b, EventFields* f) except -2:
+        """The wanted args as a JSON object text, stored once per distinct text; -1 if none."""
+        cdef int k
+        cdef bytes text
+        cdef object ident
+        if f.n_wanted == 0:
+            return -1
+        text = b"{" + b", ".join([(<const char*> b)[f.wanted_s[k]:f.wanted_e[k]] for k in range(f.n_wanted)]) + b"}"
+        ident = self.args_ids.get(text)
+        if ident is None:
+            ident = len(self.args_texts)
+            self.args_ids[text] = ident
+            self.args_texts.append(text)
+        return ident
+
     cdef int _keep(self, const unsigned char* b, EventFields* f) except -1:
         cdef int32_t name
         cdef object keep
@@ -747,8 +790,7 @@ cdef class KinetoScanner:
             self.g_bytes.push_back(f.nbytes)
             self.g_src.push_back(f.from_device)
             self.g_dst.push_back(f.to_device)
-            if f.has_collective and f.args_s >= 0:
-                self.gpu_args[<Py_ssize_t> self.g_kind.size() - 1] = (<const char*> b)[f.args_s:f.args_e]
+            self.g_args.push_back(self._intern_args(b, f) if f.has_collective else -1)
         elif f.cat == CAT_RUNTIME:
             if f.correlation < 0:
                 return 0
@@ -773,12 +815,46 @@ cdef class KinetoScanner:
             self.c_start.push_back(f.ts_ns)
             self.c_dur.push_back(f.dur_ns if f.has_dur else 0)
             self.c_ext.push_back(f.external_id)
-            if f.args_s >= 0:
-                self.cpu_args[<Py_ssize_t> self.c_name.size() - 1] = (<const char*> b)[f.args_s:f.args_e]
+            self.c_args.push_back(self._intern_args(b, f))
         return 0
 
     def columns(self):
-        """The kept events as numpy columns, grouped by table, plus the interned names."""
+        """The kept events as numpy columns, grouped by table, plus the interned names.
+
+        One-shot: the C++ vectors are released as they are copied out, so the columns do not
+        coexist with a second copy of themselves (that would double the peak memory)."""
+        out = self._columns()
+        self._release()
+        return out
+
+    cdef _release(self):
+        self.g_kind.clear(); self.g_kind.shrink_to_fit()
+        self.g_name.clear(); self.g_name.shrink_to_fit()
+        self.g_args.clear(); self.g_args.shrink_to_fit()
+        self.l_name.clear(); self.l_name.shrink_to_fit()
+        self.c_name.clear(); self.c_name.shrink_to_fit()
+        self.c_args.clear(); self.c_args.shrink_to_fit()
+        self.g_device.clear(); self.g_device.shrink_to_fit()
+        self.g_stream.clear(); self.g_stream.shrink_to_fit()
+        self.g_start.clear(); self.g_start.shrink_to_fit()
+        self.g_dur.clear(); self.g_dur.shrink_to_fit()
+        self.g_corr.clear(); self.g_corr.shrink_to_fit()
+        self.g_ext.clear(); self.g_ext.shrink_to_fit()
+        self.g_bytes.clear(); self.g_bytes.shrink_to_fit()
+        self.g_src.clear(); self.g_src.shrink_to_fit()
+        self.g_dst.clear(); self.g_dst.shrink_to_fit()
+        self.l_corr.clear(); self.l_corr.shrink_to_fit()
+        self.l_ext.clear(); self.l_ext.shrink_to_fit()
+        self.l_pid.clear(); self.l_pid.shrink_to_fit()
+        self.l_tid.clear(); self.l_tid.shrink_to_fit()
+        self.l_start.clear(); self.l_start.shrink_to_fit()
+        self.c_pid.clear(); self.c_pid.shrink_to_fit()
+        self.c_tid.clear(); self.c_tid.shrink_to_fit()
+        self.c_start.clear(); self.c_start.shrink_to_fit()
+        self.c_dur.clear(); self.c_dur.shrink_to_fit()
+        self.c_ext.clear(); self.c_ext.shrink_to_fit()
+
+    def _columns(self):
         return {
             "names": list(self.names),
             "gpu": {
@@ -787,7 +863,7 @@ cdef class KinetoScanner:
                 "start_ns": _to_numpy_i64(self.g_start), "dur_ns": _to_numpy_i64(self.g_dur),
                 "correlation": _to_numpy_i64(self.g_corr), "external_id": _to_numpy_i64(self.g_ext),
                 "bytes": _to_numpy_i64(self.g_bytes), "src_device": _to_numpy_i64(self.g_src),
-                "dst_device": _to_numpy_i64(self.g_dst),
+                "dst_device": _to_numpy_i64(self.g_dst), "args": _to_numpy_i32(self.g_args),
             },
             "launch": {
                 "correlation": _to_numpy_i64(self.l_corr), "external_id": _to_numpy_i64(self.l_ext),
@@ -798,9 +874,9 @@ cdef class KinetoScanner:
                 "name": _to_numpy_i32(self.c_name), "pid": _to_numpy_i64(self.c_pid),
                 "tid": _to_numpy_i64(self.c_tid), "start_ns": _to_numpy_i64(self.c_start),
                 "dur_ns": _to_numpy_i64(self.c_dur), "external_id": _to_numpy_i64(self.c_ext),
+                "args": _to_numpy_i32(self.c_args),
             },
-            "gpu_args": dict(self.gpu_args),
-            "cpu_args": dict(self.cpu_args),
+            "args": list(self.args_texts),
             "top_level": dict(self.top_level),
         }
 

@@ -30,6 +30,11 @@ def _int(args: dict, key: str) -> int:
     return int(v)
 
 
+# The args the scanner keeps (c3prof.ingest._kineto.is_wanted_arg), in their order of appearance.
+WANTED_ARGS = ("Input Dims", "Input type", "Collective name", "dtype", "In msg nelems", "Out msg nelems",
+               "Group size", "Process Group Name")
+
+
 def read_columns(doc: dict, keep_cpu_op) -> dict:
     names: list[str] = []
     ids: dict[str, int] = {}
@@ -42,11 +47,21 @@ def read_columns(doc: dict, keep_cpu_op) -> dict:
         return ids[name]
 
     gpu = {k: [] for k in ("kind", "name", "device", "stream", "start_ns", "dur_ns", "correlation",
-                           "external_id", "bytes", "src_device", "dst_device")}
+                           "external_id", "bytes", "src_device", "dst_device", "args")}
     launch = {k: [] for k in ("correlation", "external_id", "pid", "tid", "start_ns", "name")}
-    cpu = {k: [] for k in ("name", "pid", "tid", "start_ns", "dur_ns", "external_id")}
-    gpu_args: dict[int, bytes] = {}
-    cpu_args: dict[int, bytes] = {}
+    cpu = {k: [] for k in ("name", "pid", "tid", "start_ns", "dur_ns", "external_id", "args")}
+    texts: list[bytes] = []
+    text_ids: dict[bytes, int] = {}
+
+    def intern_args(args: dict) -> int:
+        kept = {k: v for k, v in args.items() if k in WANTED_ARGS}
+        if not kept:
+            return -1
+        text = json.dumps(kept).encode()
+        if text not in text_ids:
+            text_ids[text] = len(texts)
+            texts.append(text)
+        return text_ids[text]
     for ev in doc.get("traceEvents", []):
         if ev.get("ph") != "X" or "ts" not in ev or not isinstance(ev.get("cat"), str):
             continue
@@ -71,8 +86,7 @@ def read_columns(doc: dict, keep_cpu_op) -> dict:
             gpu["bytes"].append(_int(args, "bytes"))
             gpu["src_device"].append(_int(args, "fromDevice"))
             gpu["dst_device"].append(_int(args, "toDevice"))
-            if "Collective name" in args:
-                gpu_args[len(gpu["kind"]) - 1] = json.dumps(args).encode()
+            gpu["args"].append(intern_args(args) if "Collective name" in args else -1)
         elif cat in _RUNTIME_CATS:
             if _int(args, "correlation") < 0:
                 continue
@@ -93,10 +107,9 @@ def read_columns(doc: dict, keep_cpu_op) -> dict:
             cpu["start_ns"].append(_ns(ev["ts"]))
             cpu["dur_ns"].append(_ns(ev.get("dur", 0)))
             cpu["external_id"].append(_int(args, "External id"))
-            if "args" in ev:
-                cpu_args[len(cpu["name"]) - 1] = json.dumps(args).encode()
+            cpu["args"].append(intern_args(args))
 
-    def arrays(table, small=("kind",), i32=("name",)):
+    def arrays(table, small=("kind",), i32=("name", "args")):
         out = {}
         for k, v in table.items():
             dtype = np.int8 if k in small else np.int32 if k in i32 else np.int64
@@ -105,4 +118,4 @@ def read_columns(doc: dict, keep_cpu_op) -> dict:
 
     top = {k: json.dumps(v).encode() for k, v in doc.items() if k != "traceEvents"}
     return {"names": names, "gpu": arrays(gpu), "launch": arrays(launch), "cpu": arrays(cpu),
-            "gpu_args": gpu_args, "cpu_args": cpu_args, "top_level": top}
+            "args": texts, "top_level": top}

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from c3prof.ingest.events import (
-    COLLECTIVE, GEMM, GPU_KERNEL, GPU_MEMCPY, TRANSFER, CommInfo, GemmShape, GpuOp, KinetoTrace,
+    COLLECTIVE, GEMM, GPU_KERNEL, GPU_MEMCPY, KIND_CODES, TRANSFER, CommInfo, GemmShape, GpuOp, KinetoTrace,
+    OpIdentity, OpTable,
 )
 
 # CPU ops whose kernels are GEMMs, and how to read (m, n, k) from their ``Input Dims``.
@@ -200,7 +201,7 @@ def gemm_from_args(op: str, args: dict) -> GemmShape | None:
 class Classified:
     """The operations c3prof analyzes from one trace, and what it could not classify."""
 
-    ops: list[GpuOp]
+    table: OpTable = field(default_factory=OpTable.empty)
     n_kernels: int = 0
     n_memcpys: int = 0
     n_other: int = 0
@@ -208,63 +209,95 @@ class Classified:
     gemm_without_shape: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def ops(self) -> list[GpuOp]:
+        """The operations as objects (for inspection and tests; the analysis uses ``table``)."""
+        return self.table.ops()
 
-class _CpuIndex:
-    """Kept CPU ops by External id, and by thread for span containment."""
+
+class _Linker:
+    """GPU activity -> the kept CPU op that launched it, vectorized over rows.
+
+    1. the activity's ``External id`` names a kept CPU op;
+    2. else the CUDA launch with the activity's ``correlation``: its ``External id``, or else the
+       innermost kept CPU op on the launching thread whose span contains the launch.
+    """
 
     def __init__(self, trace: KinetoTrace):
-        cpu = trace.cpu
-        self.trace = trace
-        ext = cpu["external_id"]
-        order = np.argsort(ext, kind="stable")
-        self.ext_sorted = ext[order]
-        self.ext_rows = order
-        self.by_thread: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        keys = np.stack([cpu["pid"], cpu["tid"]], axis=1) if len(ext) else np.zeros((0, 2), np.int64)
-        for key in {tuple(map(int, k)) for k in keys}:
-            rows = np.nonzero((cpu["pid"] == key[0]) & (cpu["tid"] == key[1]))[0]
-            rows = rows[np.argsort(cpu["start_ns"][rows], kind="stable")]
-            starts = cpu["start_ns"][rows]
-            ends = starts + cpu["dur_ns"][rows]
-            self.by_thread[key] = (rows, starts, ends)
+        cpu, launch = trace.cpu, trace.launch
+        order = np.argsort(cpu["external_id"], kind="stable")
+        self.ext_sorted, self.ext_rows = cpu["external_id"][order], order
+        order = np.argsort(launch["correlation"], kind="stable")
+        self.corr_sorted, self.corr_rows = launch["correlation"][order], order
+        self.launch = launch
+        # Kept CPU ops per thread, sorted by start, for span containment.
+        self.threads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        if len(cpu["pid"]):
+            keyed = np.lexsort((cpu["start_ns"], cpu["tid"], cpu["pid"]))
+            pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
+            cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
+            for rows in np.split(keyed, cut):
+                starts = cpu["start_ns"][rows]
+                ends = starts + cpu["dur_ns"][rows]
+                # Latest end among ops started so far: if it is before t, nothing contains t.
+                self.threads[(int(cpu["pid"][rows[0]]), int(cpu["tid"][rows[0]]))] = (
+                    rows, starts, ends, np.maximum.accumulate(ends))
 
-    def rows_for_external_ids(self, ext: np.ndarray) -> np.ndarray:
-        """Vectorized External id -> kept CPU row (-1 where none)."""
-        if len(self.ext_sorted) == 0:
-            return np.full(len(ext), -1, dtype=np.int64)
-        pos = np.searchsorted(self.ext_sorted, ext)
-        pos = np.clip(pos, 0, len(self.ext_sorted) - 1)
-        hit = (self.ext_sorted[pos] == ext) & (ext >= 0)
-        return np.where(hit, self.ext_rows[pos], -1)
+    @staticmethod
+    def _lookup(sorted_keys: np.ndarray, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        if len(sorted_keys) == 0:
+            return np.full(len(keys), -1, dtype=np.int64)
+        pos = np.clip(np.searchsorted(sorted_keys, keys), 0, len(sorted_keys) - 1)
+        return np.where((sorted_keys[pos] == keys) & (keys >= 0), rows[pos], -1)
 
-    def innermost_containing(self, pid: int, tid: int, t_ns: int) -> int:
-        entry = self.by_thread.get((pid, tid))
-        if entry is None:
-            return -1
-        rows, starts, ends = entry
-        i = int(np.searchsorted(starts, t_ns, side="right")) - 1
-        # Nested ops: the innermost container starts last; siblings that ended are passed over.
-        for j in range(i, max(i - 64, -1), -1):
-            if ends[j] >= t_ns:
-                return int(rows[j])
-        return -1
+    def link(self, external_id: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+        crow = self._lookup(self.ext_sorted, self.ext_rows, external_id)
+        miss = np.nonzero(crow < 0)[0]
+        if len(miss) == 0:
+            return crow
+        li = self._lookup(self.corr_sorted, self.corr_rows, correlation[miss])
+        has_launch = li >= 0
+        miss, li = miss[has_launch], li[has_launch]
+        crow[miss] = self._lookup(self.ext_sorted, self.ext_rows, self.launch["external_id"][li])
+        still = crow[miss] < 0
+        miss, li = miss[still], li[still]
+        pids, tids, times = self.launch["pid"][li], self.launch["tid"][li], self.launch["start_ns"][li]
+        for key in set(zip(pids.tolist(), tids.tolist())):
+            entry = self.threads.get(key)
+            if entry is None:
+                continue
+            sel = np.nonzero((pids == key[0]) & (tids == key[1]))[0]
+            crow[miss[sel]] = self._innermost(entry, times[sel])
+        return crow
+
+    @staticmethod
+    def _innermost(entry, t: np.ndarray) -> np.ndarray:
+        rows, starts, ends, ends_so_far = entry
+        i = np.searchsorted(starts, t, side="right") - 1
+        found = np.full(len(t), -1, dtype=np.int64)
+        ok = (i >= 0) & (ends[np.maximum(i, 0)] >= t)
+        found[ok] = rows[i[ok]]
+        # The op that started last has ended, but an earlier one may still enclose t: walk back past
+        # finished siblings (only where some earlier op ends late enough).
+        maybe = ~ok & (i >= 0) & (ends_so_far[np.maximum(i, 0)] >= t)
+        for k in np.nonzero(maybe)[0]:
+            for j in range(int(i[k]) - 1, max(int(i[k]) - 64, -1), -1):
+                if ends[j] >= t[k]:
+                    found[k] = rows[j]
+                    break
+        return found
 
 
 def classify(trace: KinetoTrace, rank: int) -> Classified:
     """Find the GEMMs, collectives and transfers of ``trace`` (on rank ``rank``)."""
     gpu, names = trace.gpu, trace.names
     n = trace.n_gpu
-    result = Classified(ops=[])
+    result = Classified()
     if n == 0:
         return result
     kinds = gpu["kind"]
     result.n_kernels = int(np.count_nonzero(kinds == GPU_KERNEL))
     result.n_memcpys = int(np.count_nonzero(kinds == GPU_MEMCPY))
-
-    index = _CpuIndex(trace)
-    cpu_row = index.rows_for_external_ids(gpu["external_id"])
-    launch = trace.launch
-    corr_to_launch = {int(c): i for i, c in enumerate(launch["correlation"])} if len(launch["correlation"]) else {}
     cpu_names = trace.cpu["name"]
 
     # Decide per distinct name once (a 1 GB trace has millions of kernels but few distinct names),
@@ -275,13 +308,14 @@ def classify(trace: KinetoTrace, rank: int) -> Classified:
         nm = names[int(ident)]
         name_gemm[ident] = is_gemm_kernel_name(nm)
         name_coll[ident] = is_collective_kernel_name(nm)
-    cpu_is_gemm = np.array([is_gemm_cpu_op(names[int(i)]) for i in cpu_names], dtype=bool)
+    cpu_name_is_gemm = np.array([is_gemm_cpu_op(nm) for nm in names], dtype=bool)
+    linker = _Linker(trace)
+    direct = linker._lookup(linker.ext_sorted, linker.ext_rows, gpu["external_id"])
     linked_gemm = np.zeros(n, dtype=bool)
-    has_cpu = cpu_row >= 0
-    linked_gemm[has_cpu] = cpu_is_gemm[cpu_row[has_cpu]]
-    candidate = (kinds == GPU_MEMCPY) | name_gemm[gpu["name"]] | name_coll[gpu["name"]] | linked_gemm
-    if trace.gpu_args:
-        candidate[np.fromiter(trace.gpu_args.keys(), dtype=np.int64)] = True
+    has_cpu = direct >= 0
+    linked_gemm[has_cpu] = cpu_name_is_gemm[cpu_names[direct[has_cpu]]]
+    candidate = ((kinds == GPU_MEMCPY) | name_gemm[gpu["name"]] | name_coll[gpu["name"]] | linked_gemm
+                 | (gpu["args"] >= 0))  # kernels carrying collective metadata
     rows = np.nonzero(candidate)[0]
     result.n_other = n - len(rows)
     other = ~candidate & (kinds == GPU_KERNEL)
@@ -289,63 +323,103 @@ def classify(trace: KinetoTrace, rank: int) -> Classified:
         ids, counts = np.unique(gpu["name"][other], return_counts=True)
         result.other_names.update({names[int(i)]: int(c) for i, c in zip(ids, counts)})
 
-    col = {k: gpu[k][rows].tolist() for k in ("kind", "name", "start_ns", "dur_ns", "device", "stream", "correlation")}
-    crows = cpu_row[rows].tolist()
-    for j, row in enumerate(rows.tolist()):
-        kind = col["kind"][j]
-        name_id = col["name"][j]
+    crow = linker.link(gpu["external_id"][rows], gpu["correlation"][rows])
+    linked = crow >= 0
+    op_id = np.where(linked, cpu_names[np.maximum(crow, 0)] if len(cpu_names) else -1, -1)
+    cargs_id = np.where(linked, trace.cpu["args"][np.maximum(crow, 0)] if len(cpu_names) else -1, -1)
+    kind_r, name_r, kargs_r = kinds[rows].astype(np.int64), gpu["name"][rows].astype(np.int64), gpu["args"][rows]
+    copy = kind_r == GPU_MEMCPY
+    zero = np.zeros(len(rows), dtype=np.int64)
+    # Rows with the same key are the same operation: classify each distinct key once, in Python.
+    key_cols = [kind_r, name_r, op_id, cargs_id, kargs_r.astype(np.int64),
+                np.where(copy, gpu["bytes"][rows], zero), np.where(copy, gpu["src_device"][rows], zero),
+                np.where(copy, gpu["dst_device"][rows], zero)]
+    inverse, first = _group_ids(key_cols)
+    counts = np.bincount(inverse, minlength=len(first))
+    uniq = np.stack([c[first] for c in key_cols], axis=1)
+    ident_of_key = np.full(len(uniq), -1, dtype=np.int64)
+    identities: list[OpIdentity] = []
+    ident_index: dict[OpIdentity, int] = {}
+    for u, (kind, name_id, op, cargs, kargs, nbytes, src, dst) in enumerate(uniq.tolist()):
+        identity = _identify(trace, kind, name_id, op, cargs, kargs, nbytes, src, dst,
+                             bool(name_coll[name_id]), bool(name_gemm[name_id]),
+                             bool(op >= 0 and cpu_name_is_gemm[op]))
         kname = names[name_id]
-        crow = crows[j]
-        if crow < 0:
-            crow = _link_through_launch(index, launch, corr_to_launch, col["correlation"][j])
-        op_name = names[int(cpu_names[crow])] if crow >= 0 else ""
-        cargs = trace.cpu_args.get(crow, {}) if crow >= 0 else {}
-        start = col["start_ns"][j]
-        common = dict(rank=rank, device=col["device"][j], stream=col["stream"][j],
-                      start_ns=start, end_ns=start + col["dur_ns"][j], kernel=kname, row=row)
-        if kind == GPU_KERNEL:
-            if name_coll[name_id] or row in trace.gpu_args:
-                comm = comm_from_args(trace.gpu_args.get(row, {})) or comm_from_args(cargs) \
-                    or comm_from_kernel_name(kname)
-                result.ops.append(GpuOp(kind=COLLECTIVE, comm=comm, **common))
-                continue
-            gemm_op = is_gemm_cpu_op(op_name)
-            if name_gemm[name_id] or (gemm_op and not _NOT_GEMM_KERNEL.search(kname)):
-                shape = gemm_from_args(op_name, cargs) if gemm_op else None
-                if shape is None:
-                    result.gemm_without_shape[kname] += 1
-                result.ops.append(GpuOp(kind=GEMM, gemm=shape, **common))
-                continue
-            result.n_other += 1
-            result.other_names[kname] += 1
-        else:  # memcpy
-            comm = _copy_comm(kname, gpu, row, cargs if is_comm_cpu_op(op_name) else {})
-            if comm is None:
-                result.n_other += 1
-                continue
-            result.ops.append(GpuOp(kind=COLLECTIVE if comm.op != "transfer" else TRANSFER, comm=comm, **common))
+        if identity is None:
+            result.n_other += int(counts[u])
+            if kind == GPU_KERNEL:
+                result.other_names[kname] += int(counts[u])
+            continue
+        if identity.kind == GEMM and identity.gemm is None:
+            result.gemm_without_shape[kname] += int(counts[u])
+        ident_of_key[u] = ident_index.setdefault(identity, len(ident_index))
+        if ident_of_key[u] == len(identities):
+            identities.append(identity)
+    ident = ident_of_key[inverse.reshape(-1)]
+    keep = ident >= 0
+    kept_rows = rows[keep]
+    start = gpu["start_ns"][kept_rows]
+    result.table = OpTable({
+        "kind": np.array([KIND_CODES[i.kind] for i in identities], dtype=np.int8)[ident[keep]]
+        if identities else np.zeros(0, dtype=np.int8),
+        "rank": np.full(len(kept_rows), rank, dtype=np.int64), "device": gpu["device"][kept_rows],
+        "stream": gpu["stream"][kept_rows], "start_ns": start, "end_ns": start + gpu["dur_ns"][kept_rows],
+        "ident": ident[keep], "row": kept_rows,
+    }, identities)
     return result
 
 
-def _link_through_launch(index: _CpuIndex, launch: dict, corr_to_launch: dict, corr: int) -> int:
-    li = corr_to_launch.get(corr) if corr >= 0 else None
-    if li is None:
-        return -1
-    ext = int(launch["external_id"][li])
-    if ext >= 0:
-        row = int(index.rows_for_external_ids(np.array([ext], dtype=np.int64))[0])
-        if row >= 0:
-            return row
-    return index.innermost_containing(int(launch["pid"][li]), int(launch["tid"][li]), int(launch["start_ns"][li]))
+def _group_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group id of each row over several integer columns, and one row of each group.
+
+    Combines one column at a time into the ids so far (np.unique of int64s): much faster than
+    np.unique(axis=0), which sorts rows as structured records."""
+    n = len(columns[0])
+    ids = np.zeros(n, dtype=np.int64)
+    n_ids = 1
+    for col in columns:
+        c = col.astype(np.int64) - (int(col.min()) if n else 0)
+        radix = int(c.max()) + 1 if n else 1
+        if n_ids * radix >= 2**62:  # cannot happen for real traces; stay exact anyway
+            _, c = np.unique(c, return_inverse=True)
+            radix = int(c.max()) + 1
+        _, ids = np.unique(ids * radix + c, return_inverse=True)
+        ids = ids.reshape(-1)
+        n_ids = int(ids.max()) + 1 if n else 1
+    _, first = np.unique(ids, return_index=True)
+    return ids, first
 
 
-def _copy_comm(name: str, gpu: dict, row: int, collective_args: dict) -> CommInfo | None:
+def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, nbytes: int,
+              src: int, dst: int, coll_name: bool, gemm_name: bool, gemm_op: bool) -> OpIdentity | None:
+    """The operation one distinct (activity, launching op, args) key stands for; None if not C3."""
+    kname = trace.names[name_id]
+    op_name = trace.names[op] if op >= 0 else ""
+    if kind == GPU_KERNEL:
+        if coll_name or kargs >= 0:
+            comm = (comm_from_args(trace.args[kargs] if kargs >= 0 else {})
+                    or comm_from_args(trace.args[cargs] if cargs >= 0 else {})
+                    or comm_from_kernel_name(kname))
+            return OpIdentity(COLLECTIVE, kname, comm=comm)
+        if gemm_name or (gemm_op and not _NOT_GEMM_KERNEL.search(kname)):
+            shape = gemm_from_args(op_name, trace.args[cargs] if cargs >= 0 else {}) if gemm_op else None
+            return OpIdentity(GEMM, kname, gemm=shape)
+        return None
+    if kind == GPU_MEMCPY:
+        collective_args = trace.args[cargs] if cargs >= 0 and is_comm_cpu_op(op_name) else {}
+        comm = _copy_comm(kname, nbytes, src, dst, collective_args)
+        if comm is None:
+            return None
+        return OpIdentity(COLLECTIVE if comm.op != "transfer" else TRANSFER, kname, comm=comm)
+    return None
+
+
+def _copy_comm(name: str, nbytes: int, src: int, dst: int, collective_args: dict) -> CommInfo | None:
     """A memcpy as communication, or None when it is local memory traffic."""
     m = _MEMCPY_NAME.match(name)
     direction = m.group(1) if m else "unknown"
-    src, dst = int(gpu["src_device"][row]), int(gpu["dst_device"][row])
     peer = direction == "PtoP" or (src >= 0 and dst >= 0 and src != dst)
-    nbytes = max(int(gpu["bytes"][row]), 0)
+    nbytes = max(nbytes, 0)
     if collective_args:
         comm = comm_from_args(collective_args, carrier="copy_engine" if peer or direction in ("HtoD", "DtoH") else "sm")
         if comm is not None:

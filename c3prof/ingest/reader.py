@@ -155,10 +155,9 @@ def _to_trace(path: str, cols: dict, *, truncated: bool, bytes_read: int, events
             metadata[key] = json.loads(raw)
         except ValueError:
             metadata[key] = None
-    gpu_args = {row: _loads_args(raw) for row, raw in cols["gpu_args"].items()}
-    cpu_args = {row: _loads_args(raw) for row, raw in cols["cpu_args"].items()}
+    args = [_loads_args(raw) for raw in cols["args"]]
     return KinetoTrace(path=path, names=cols["names"], gpu=cols["gpu"], launch=cols["launch"], cpu=cols["cpu"],
-                       gpu_args=gpu_args, cpu_args=cpu_args, metadata=metadata, truncated=truncated,
+                       args=args, metadata=metadata, truncated=truncated,
                        bytes_read=bytes_read, events_seen=events_seen, warnings=warnings)
 
 

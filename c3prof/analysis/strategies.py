@@ -7,7 +7,8 @@ For each strategy of a group, rows with ``selection``:
 - ``best_per_scenario``  per scenario the variant with the highest point estimate: an *oracle* choice,
                          biased upward (it picks noise in its favour), shown to bound what tuning could reach.
 
-The mean is unweighted over the scenarios where the selection has a defined fraction of ideal; each
+The mean is unweighted over the scenarios where the selection has a defined fraction of ideal and
+the ideal speedup is at least ``min_ideal`` (default 1.05; the others are listed as excluded); each
 row lists its scenarios, since strategies run on different scenario sets are not directly comparable.
 The interval is a two-level (hierarchical) percentile bootstrap: resample scenarios, then for each
 drawn scenario one bootstrap replicate of its repetitions (stats.hierarchical_mean_ci).
@@ -23,15 +24,21 @@ from c3prof.analysis.stats import MIN_REPS, hierarchical_mean_ci, no_ci, rng_for
 
 CI_METHOD = ("hierarchical percentile bootstrap: resample scenarios with replacement, then one "
              "repetition-level bootstrap replicate per drawn scenario; mean of the drawn fractions")
+# Scenarios whose (base) ideal speedup is below this are left out of the means: with less than 5%
+# to gain, the fraction (realized - 1) / (ideal - 1) divides noise by noise and swamps the mean.
+DEFAULT_MIN_IDEAL = 1.05
 # Listed first in this order; other strategy names follow in order of appearance.
 CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
 
 
 def _summary(group: Group, strategy: str, selection: str, variant: str | None, chosen: list[RunMetrics],
-             excluded: list[dict], boot: BootstrapSettings) -> dict:
-    units = [m for m in chosen if m.fraction.value is not None]
+             excluded: list[dict], boot: BootstrapSettings, min_ideal: float) -> dict:
+    small_gain = [m for m in chosen if m.fraction.value is not None and m.ideal.value < min_ideal]
+    units = [m for m in chosen if m.fraction.value is not None and m not in small_gain]
     excluded = excluded + [{"scenario": m.run.name, "variant": m.run.variant, "reason": m.fraction.ci.reason}
                            for m in chosen if m.fraction.value is None]
+    excluded += [{"scenario": m.run.name, "variant": m.run.variant,
+                  "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"} for m in small_gain]
     row = {"platform": group.key, "strategy": strategy, "selection": selection, "variant": variant,
            "oracle": selection == "best_per_scenario", "n_scenarios": len(units),
            "scenarios": [m.run.name for m in units], "ci_method": CI_METHOD,
@@ -72,7 +79,8 @@ def strategy_order(group: Group) -> list[str]:
     return [s for s in CANONICAL if s in seen] + [s for s in seen if s not in CANONICAL]
 
 
-def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings) -> list[dict]:
+def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings,
+                         min_ideal: float = DEFAULT_MIN_IDEAL) -> list[dict]:
     rows = []
     for strategy in strategy_order(group):
         ms = [m for m in metrics if m.run.strategy == strategy]
@@ -84,10 +92,10 @@ def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: Bootstra
         default_runs = by_variant.get(default, [])
         excl = [] if default_runs else [{"scenario": None, "variant": default,
                                          "reason": "the default variant has no complete run"}]
-        rows.append(_summary(group, strategy, "default", default, default_runs, excl, boot))
+        rows.append(_summary(group, strategy, "default", default, default_runs, excl, boot, min_ideal))
         if len(variants) > 1:
             for v in variants:
-                rows.append(_summary(group, strategy, "variant", v, by_variant[v], [], boot))
+                rows.append(_summary(group, strategy, "variant", v, by_variant[v], [], boot, min_ideal))
             best: dict[str, RunMetrics] = {}
             for m in ms:
                 if m.fraction.value is None:
@@ -95,5 +103,5 @@ def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: Bootstra
                 cur = best.get(m.run.name)
                 if cur is None or m.fraction.value > cur.fraction.value:
                     best[m.run.name] = m
-            rows.append(_summary(group, strategy, "best_per_scenario", None, list(best.values()), [], boot))
+            rows.append(_summary(group, strategy, "best_per_scenario", None, list(best.values()), [], boot, min_ideal))
     return rows

@@ -13,7 +13,7 @@ from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
 from c3prof.analysis.stats import MIN_REPS
-from c3prof.analysis.strategies import CI_METHOD, strategy_order, summarize_strategies
+from c3prof.analysis.strategies import CI_METHOD, DEFAULT_MIN_IDEAL, strategy_order, summarize_strategies
 
 SCHEMA = "c3prof-report"
 SCHEMA_VERSION = 1
@@ -25,9 +25,11 @@ class ReportSettings:
     plateau_fraction: float = tax.DEFAULT_PLATEAU_FRACTION
     boot: BootstrapSettings = field(default_factory=BootstrapSettings)
     falsification: fals.FalsificationSettings = field(default_factory=fals.FalsificationSettings)
+    # Strategy means leave out scenarios whose base ideal speedup is below this (see strategies.py).
+    min_ideal: float = DEFAULT_MIN_IDEAL
 
     def to_json(self) -> dict:
-        return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction,
+        return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction, "min_ideal": self.min_ideal,
                 "confidence": self.boot.confidence, "n_resamples": self.boot.n_resamples, "seed": self.boot.seed,
                 "ci_method": "percentile bootstrap (see rules)", "min_reps_for_ci": MIN_REPS,
                 **{f"falsification_{k}": v for k, v in asdict(self.falsification).items()}}
@@ -49,7 +51,9 @@ def method_rules(settings: ReportSettings, split_by: str) -> list[dict]:
             f"dropped); null with a reason when a phase has fewer than {MIN_REPS} repetitions, when the resampled "
             "statistic has no spread (identical repetitions), or when ideal <= 1 in some resamples."},
         {"name": "strategy_mean", "rule": CI_METHOD + "; 'best_per_scenario' is an oracle choice (biased upward); "
-            "'default' is the first variant listed for the strategy in the trace."},
+            "'default' is the first variant listed for the strategy in the trace; scenarios whose ideal speedup "
+            f"is below {settings.min_ideal} are left out of the means (listed under 'excluded'): with almost "
+            "nothing to gain, (realized - 1) / (ideal - 1) divides noise by noise."},
         {"name": "merging", "rule":
             f"groups by {split_by}; a trace_id read twice is skipped; the same run in several traces of a group "
             "has its repetitions pooled per phase (all ranks and captures); a run missing a phase is listed as "
@@ -152,7 +156,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
             base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
             t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
             report["results"].append(_result(group, m, t))
-        report["strategies"].extend(summarize_strategies(group, ordered, settings.boot))
+        report["strategies"].extend(summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
         for run in group.runs.values():

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ana.add_argument("--min-overlap", type=float, default=DEFAULT_MIN_OVERLAP,
                      help="falsification: 'holds' needs the transfer to overlap this share of the GEMM "
                           "(default %(default)s; 0 disables)")
+    ana.add_argument("--min-gain", type=float, default=0.05,
+                     help="strategy means leave out scenarios whose ideal speedup is below 1+MIN_GAIN "
+                          "(default %(default)s)")
     ana.add_argument("--split-by", choices=SPLIT_MODES, default="platform",
                      help="how traces are grouped and pooled: by GPU name (default), by host, or per trace file")
     fig = parser.add_argument_group("figures and Perfetto")
@@ -66,6 +69,7 @@ def _settings(args):
         (args.resamples >= 100, f"--resamples must be at least 100, got {args.resamples}"),
         (args.tolerance >= 0, f"--tolerance must be >= 0, got {args.tolerance}"),
         (0 <= args.min_overlap <= 1, f"--min-overlap must be in [0, 1], got {args.min_overlap}"),
+        (args.min_gain >= 0, f"--min-gain must be >= 0, got {args.min_gain}"),
         (args.perfetto_max_reps >= 1, f"--perfetto-max-reps must be >= 1, got {args.perfetto_max_reps}"),
     ]
     for ok, msg in checks:
@@ -74,7 +78,8 @@ def _settings(args):
     return ReportSettings(threshold=args.threshold, plateau_fraction=args.plateau_fraction,
                           boot=BootstrapSettings(n_resamples=args.resamples, confidence=args.confidence,
                                                  seed=args.seed),
-                          falsification=FalsificationSettings(tolerance=args.tolerance, min_overlap=args.min_overlap))
+                          falsification=FalsificationSettings(tolerance=args.tolerance, min_overlap=args.min_overlap),
+                          min_ideal=1.0 + args.min_gain)
 
 
 def run(args) -> int:

@@ -1,7 +1,6 @@
 """Counters on a real GPU: an H2D copy is copy-engine traffic (no SM-sourced L2 sectors, SMs idle),
 an SM copy kernel is not. Needs Nsight Compute (ncu) with permission to read counters."""
 
-import shutil
 
 import pytest
 

@@ -86,6 +86,16 @@ def _check_output(path: Path, resume: bool) -> None:
         raise TraceError(f"{path}: folder {parent} is not writable")
 
 
+def stopping_rule(args):
+    from c3prof.capture.stopping import StoppingRule
+
+    try:
+        return StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
+                            timeout_s=args.phase_timeout, warmup=args.warmup)
+    except ValueError as exc:
+        raise C3profError(str(exc)) from None
+
+
 def _load_scenarios(args):
     from c3prof.scenarios import load_scenario_file, load_suite
 
@@ -111,7 +121,6 @@ def _check_resume_matches(existing, bench, plans) -> None:
 
 
 def run(args) -> int:
-    from c3prof.capture.stopping import StoppingRule
     from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
 
     from c3prof.capture.counters import parse_sources
@@ -124,11 +133,7 @@ def run(args) -> int:
     counter_strategies = parse_strategies(args.counter_strategies)
     if args.counter_reps < 1:
         raise C3profError("--counter-reps must be positive")
-    try:
-        rule = StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
-                            timeout_s=args.phase_timeout, warmup=args.warmup)
-    except ValueError as exc:
-        raise C3profError(str(exc)) from None
+    rule = stopping_rule(args)
     scenarios = _load_scenarios(args)
     out = Path(args.out)
     _check_output(out, args.resume)

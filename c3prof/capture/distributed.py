@@ -238,7 +238,7 @@ def run_rank(args, bench_factory=None) -> int:  # noqa: C901 (one linear story)
     """One rank's capture. ``bench_factory(ctrl=..., rank=..., world=..., device=..., timeout=...)``
     replaces the CUDA bench (the GPU-free tests drive this function with a synthetic bench over gloo)."""
     from c3prof.backends.cuda.device import cuda_env_defaults
-    from c3prof.capture.cli import _check_output, _load_scenarios
+    from c3prof.capture.cli import _check_output, _load_scenarios, stopping_rule
     from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
     from c3prof.collectives.variants import parse_dma_collectives
 
@@ -248,11 +248,7 @@ def run_rank(args, bench_factory=None) -> int:  # noqa: C901 (one linear story)
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
     strategies = parse_strategies(args.strategies)
     dma_colls = parse_dma_collectives(args.dma_collectives)
-    try:
-        rule = StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
-                            timeout_s=args.phase_timeout, warmup=args.warmup)
-    except ValueError as exc:
-        raise C3profError(str(exc)) from None
+    rule = stopping_rule(args)
     scenarios = _load_scenarios(args)
     out = rank_path(args.out, rank)
     _check_output(out, args.resume)

@@ -59,6 +59,4 @@ def measure_ceilings(torch, stream, dtypes, l2_bytes: int, sm_count: int) -> dic
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
     copy["d2h"] = _entry(_time_ms(stream, lambda i: _dma.memcpy_async(host.ptr, src.data_ptr(), h, stream.dma)),
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
-    del src, dst
-    torch.cuda.empty_cache()
     return {"record": "ceilings", "gemm_flops_per_s": gemm, "copy_bytes_per_s": copy}

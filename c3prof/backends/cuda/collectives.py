@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from c3prof import _dma
 from c3prof.backends.cuda.bench import CudaBench, ScenarioSetup, VariantSetup
-from c3prof.backends.cuda.engine_evidence import METRICS, SM_BUSY_PCT, SM_IDLE_PCT
+from c3prof.backends.cuda.engine_evidence import METRICS, classify
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
@@ -264,9 +264,4 @@ def collective_evidence(torch, nvml, coll, stream, ctrl, window_s: float = 0.3) 
            "expected_carrier": coll.expected_carrier or EXPECTED_CARRIER.get(coll.name, "unknown"),
            "method": "nvml_gpm_sm_util", "single_transfer_ms": one_ms, "rank": coll.layout.rank,
            "world_size": coll.layout.world, "params": coll.params()}
-    if "error" in result:
-        return {**rec, "carrier": "unknown", "reason": result["error"]}
-    sm = result["metrics"].get("sm_util")
-    carrier = "unknown" if sm is None else "sm" if sm >= SM_BUSY_PCT else "copy_engine" if sm <= SM_IDLE_PCT else "unknown"
-    return {**rec, "carrier": carrier, "metrics": result["metrics"], "window_s": result["window_s"],
-            "rule": f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"}
+    return {**rec, **classify(result)}

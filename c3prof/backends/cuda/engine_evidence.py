@@ -15,6 +15,16 @@ from c3prof.backends.cuda.ceilings import _time_ms
 SM_BUSY_PCT = 20.0   # above: carried by SMs; below 5: copy engine; between: unknown
 SM_IDLE_PCT = 5.0
 METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
+RULE = f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"
+
+
+def classify(result: dict) -> dict:
+    """Fields for an engine_evidence record from a GPM window's result (see Nvml.gpm_window)."""
+    if "error" in result:
+        return {"carrier": "unknown", "reason": result["error"]}
+    sm = result["metrics"].get("sm_util")
+    carrier = "unknown" if sm is None else "sm" if sm >= SM_BUSY_PCT else "copy_engine" if sm <= SM_IDLE_PCT else "unknown"
+    return {"carrier": carrier, "metrics": result["metrics"], "window_s": result["window_s"], "rule": RULE}
 
 
 def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
@@ -30,9 +40,4 @@ def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
     rec = {"record": "engine_evidence", "transport": transport.name, "bytes": transport.nbytes,
            "expected_carrier": transport.expected_carrier, "method": "nvml_gpm_sm_util",
            "single_transfer_ms": one_ms}
-    if "error" in result:
-        return {**rec, "carrier": "unknown", "reason": result["error"]}
-    sm = result["metrics"].get("sm_util")
-    carrier = "unknown" if sm is None else "sm" if sm >= SM_BUSY_PCT else "copy_engine" if sm <= SM_IDLE_PCT else "unknown"
-    return {**rec, "carrier": carrier, "metrics": result["metrics"], "window_s": result["window_s"],
-            "rule": f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"}
+    return {**rec, **classify(result)}

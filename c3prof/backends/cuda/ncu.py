@@ -93,21 +93,25 @@ def _number(text: str):
         return None
 
 
-def parse_csv(text: str) -> list[dict[str, dict]]:
-    """ncu --csv --page raw output -> [{trace_metric: {"value", "unit"}}] per range, in order.
+def _table(text: str) -> tuple[list[str], list[str] | None, list[list[str]]]:
+    """ncu --csv --page raw output -> (header, units row or None, one row per range).
 
     The CSV has a header row (starting with "ID"), usually a units row, then one row per range;
     ncu's own log lines (starting with ==PROF== or ==WARNING==) are skipped.
     """
     rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("==")]
-    try:
-        head = next(i for i, r in enumerate(rows) if r[0] == "ID")
-    except StopIteration:
-        return []
-    header = rows[head]
+    head = next((i for i, r in enumerate(rows) if r[0] == "ID"), None)
+    if head is None:
+        return [], None, []
     units = rows[head + 1] if head + 1 < len(rows) and rows[head + 1][0] == "" else None
+    return rows[head], units, rows[head + 1 + (1 if units else 0):]
+
+
+def parse_csv(text: str) -> list[dict[str, dict]]:
+    """ncu --csv --page raw output -> [{trace_metric: {"value", "unit"}}] per range, in order."""
+    header, units, data = _table(text)
     out = []
-    for r in rows[head + 1 + (1 if units else 0):]:
+    for r in data:
         rec = {}
         for col, value in zip(header, r):
             if col in METRICS:
@@ -147,13 +151,7 @@ def parse_pm_series(text: str) -> list[dict]:
     Samples after the last one where any kept metric is non-zero are dropped (the sampler's
     buffer outlives the range).
     """
-    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("==")]
-    try:
-        head = next(i for i, r in enumerate(rows) if r[0] == "ID")
-    except StopIteration:
-        return []
-    header = rows[head]
-    data = rows[head + 1 + (1 if head + 1 < len(rows) and rows[head + 1][0] == "" else 0):]
+    header, _, data = _table(text)
     cols = {}
     for i, name in enumerate(header):
         base = name.split(".TriageCompute.")[-1]

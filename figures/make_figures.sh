@@ -12,3 +12,6 @@ $C3PROF report tests/data/h200_counters.jsonl --quiet --figures figures/counters
     --timeline-run mb64-x-1G/dma/default
 # A real PyTorch profiler trace through ingest.
 $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest
+# Two H200s (nvidia-h200-x2): FSDP all-gather and expert-parallel all-to-all beside their GEMMs, NCCL SM vs copy engines.
+$C3PROF report tests/data/h200x2_llama70b.rank0.jsonl tests/data/h200x2_llama70b.rank1.jsonl --quiet \
+    --figures figures/h200x2_llama70b --json figures/h200x2_llama70b/report.json

@@ -115,3 +115,21 @@ def test_ncu_command_passes_collection_args_through():
     i = cmd.index("--section")
     assert cmd[i + 1] == "PmSampling" and "--metrics" not in cmd
     assert cmd[cmd.index("--replay-mode") + 1] == "app-range" and cmd[-2:] == ["python3", "w.py"]
+
+
+def test_perturbation_summary_on_recorded_h200_counters():
+    """The report's perturbation figures, recomputed by hand from the committed H200 capture."""
+    import statistics
+
+    from c3prof.analysis.counters import perturbation_summary
+
+    trace = read_trace(os.path.join(DATA, "h200_counters.jsonl"))
+    rows = {r["source"]: r for r in perturbation_summary(trace.runs.values())}
+    assert set(rows) == {"ncu", "pm_sampling"}
+    for source, row in rows.items():
+        vals = [c["perturbation"] for r in trace.runs.values() for c in r.counters if c["source"] == source]
+        gemm = [c["perturbation"] for r in trace.runs.values() for c in r.counters
+                if c["source"] == source and c["phase"] == "gemm"]
+        assert row["n_records"] == len(vals) == 24
+        assert row["median"] == statistics.median(vals) and row["gemm_median"] == statistics.median(gemm)
+        assert row["gemm_within_goal"] == (abs(statistics.median(gemm) - 1) <= 0.02)

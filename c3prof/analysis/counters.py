@@ -130,3 +130,35 @@ def counter_series(run: MergedRun, phase: str = "concurrent") -> list[tuple[str,
             if name != "t_ms" and isinstance(vals, list) and len(vals) == len(t):
                 out.append((str(c.get("source")), name, np.asarray(t, dtype=float), np.asarray(vals, dtype=float)))
     return out
+
+
+PERTURBATION_GOAL = 0.02
+
+
+def perturbation_summary(runs) -> list[dict]:
+    """Per counter source, how much counting changed the timing it counted.
+
+    Each counters record carries ``perturbation``: the median of the phase timed inside the counted
+    window over the median of the same work timed just before without counting (same process,
+    back to back). Summarized over all records and over the GEMM-alone phases, against the 2% goal.
+    """
+    by_source: dict[str, dict[str, list[float]]] = {}
+    for run in runs:
+        for c in run.counters:
+            p = c.get("perturbation")
+            if not isinstance(p, (int, float)):
+                continue
+            entry = by_source.setdefault(str(c.get("source")), {"all": [], "gemm": []})
+            entry["all"].append(float(p))
+            if c.get("phase") == "gemm":
+                entry["gemm"].append(float(p))
+    out = []
+    for source, vals in sorted(by_source.items()):
+        allv, gemm = np.asarray(vals["all"]), np.asarray(vals["gemm"])
+        row = {"source": source, "n_records": int(allv.size), "median": float(np.median(allv)),
+               "min": float(allv.min()), "max": float(allv.max()), "goal": 1 + PERTURBATION_GOAL}
+        if gemm.size:
+            row["gemm_median"] = float(np.median(gemm))
+            row["gemm_within_goal"] = bool(abs(row["gemm_median"] - 1) <= PERTURBATION_GOAL)
+        out.append(row)
+    return out

@@ -13,6 +13,7 @@ from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
 from c3prof.analysis.stats import MIN_REPS
+from c3prof.analysis.counters import perturbation_summary
 from c3prof.analysis.strategies import CI_METHOD, DEFAULT_MIN_IDEAL, strategy_order, summarize_strategies
 
 SCHEMA = "c3prof-report"
@@ -117,7 +118,8 @@ def _machine(group: Group) -> dict:
             "engine_evidence": [{k: v for k, v in e.items() if k not in ("record", "wall_time")}
                                 for e in group.evidence],
             "counter_sources": [{k: v for k, v in c.items() if k not in ("record", "wall_time")}
-                                for c in group.counter_sources]}
+                                for c in group.counter_sources],
+            "counter_perturbation": perturbation_summary(group.runs.values())}
 
 
 def _strip(rec: dict) -> dict:

@@ -68,6 +68,11 @@ def _inputs(con: Console, rep: dict) -> None:
         for c in m.get("counter_sources", []):
             state = "available" if c.get("available") else f"NOT available ({c.get('reason', 'no reason given')})"
             con.print(f"  counters {c.get('source')}: {state}")
+        for p in m.get("counter_perturbation", []):
+            gemm = (f"; GEMM alone {p['gemm_median']:.3f}x ({'within' if p['gemm_within_goal'] else 'OUTSIDE'} "
+                    f"the {p['goal'] - 1:.0%} goal)") if "gemm_median" in p else ""
+            con.print(f"  timing perturbation by {p['source']} (counted / uncounted median, {p['n_records']} phases): "
+                      f"median {p['median']:.3f}x, range {p['min']:.3f}-{p['max']:.3f}{gemm}")
 
 
 def _results(con: Console, rep: dict, platform: str) -> None:

@@ -11,18 +11,12 @@
 # multigpu         all GPUs: bandwidth table of every implementation (64 KiB - 1 GiB), DMA variants
 #                  (push/pull, memcpy/batch/peer, chunks, streams), GPM evidence, NCCL CE log check,
 #                  the isolated-devices control (the suspected cause of the naive 32 GB/s), a LLaMA capture
-set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT=${OUT:-out/device}
-mkdir -p "$OUT/logs"
-LOG=$OUT/logs
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+: "${STEP_TIMEOUT:=0}"   # no per-step limit unless asked: a full multi-GPU table can take minutes
+source "$(dirname "$0")/device_common.sh"
 NGPU=$(python3 -c "import torch;print(torch.cuda.device_count())" 2>/dev/null || echo 0)
 TR="python3 -m torch.distributed.run --standalone"
 
-step() { local name=$1; shift; echo "=== $name: $*"; local t0=$(date +%s%N);
-  "$@" >"$LOG/$name.log" 2>&1; local rc=$?; local t1=$(date +%s%N);
-  echo "=== $name rc=$rc $(( (t1 - t0) / 1000000 )) ms"; grep -E "^# |passed|failed|[Ee]rror|CORRUPTION|c3prof capture" "$LOG/$name.log" | grep -vE "^# +(size|\(B\))" | tail -n 40; return $rc; }
+summarize() { grep -E "^# |passed|failed|[Ee]rror|CORRUPTION|c3prof capture" "$1" | grep -vE "^# +(size|\(B\))" | tail -n 40; }
 
 for s in "$@"; do
   case $s in
@@ -56,4 +50,4 @@ for s in "$@"; do
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done
-(cd "$OUT" && tar czf ../device_multigpu_results.tgz . && find . -mindepth 1 -delete && mv ../device_multigpu_results.tgz .)
+pack_results device_multigpu_results.tgz

@@ -6,18 +6,8 @@
 #
 # The device image has torch, triton, cuda-bindings, Cython and pytest but reaches no package
 # registry, so the extension is built with the image's setuptools (no build isolation).
-set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT=${OUT:-out/device}
-mkdir -p "$OUT/logs"
-LOG=$OUT/logs
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-
-# Each step gets STEP_TIMEOUT seconds (default 240); captures are stopped with SIGINT, which
-# c3prof treats as an interruption (every completed phase stays in the trace).
-step() { local name=$1; shift; echo "=== $name: $*"; local t0=$(date +%s%N);
-  timeout --signal=INT --kill-after=20 "${STEP_TIMEOUT:-240}" "$@" >"$LOG/$name.log" 2>&1; local rc=$?; local t1=$(date +%s%N);
-  echo "=== $name rc=$rc $(( (t1 - t0) / 1000000 )) ms"; tail -n 25 "$LOG/$name.log"; return $rc; }
+# Each step gets STEP_TIMEOUT seconds (default 240).
+source "$(dirname "$0")/device_common.sh"
 
 for s in "$@"; do
   case $s in
@@ -36,5 +26,4 @@ for s in "$@"; do
     *) echo "unknown step $s"; exit 2 ;;
   esac
 done
-# The device tool returns at most 8 files: pack everything into one archive.
-(cd "$OUT" && tar czf ../device_results.tgz . && find . -mindepth 1 -delete && mv ../device_results.tgz .)
+pack_results device_results.tgz

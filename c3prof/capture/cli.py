@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from c3prof.capture.strategies import DEFAULT_STRATEGIES, STRATEGIES
 from c3prof.errors import C3profError, TraceError
 
 
@@ -30,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
-    p.add_argument("--strategies", default="base,sp,rp,dma",
-                   help="comma-separated: base, sp, rp, dma, dma+rp (default: base,sp,rp,dma)")
+    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
+                   help=f"comma-separated: {', '.join(STRATEGIES)} (default: %(default)s)")
     p.add_argument("--out", required=True, metavar="TRACE", help="trace file to write (JSON Lines)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted capture in --out")
     p.add_argument("--reps", type=int, default=9, help="minimum repetitions per phase (default 9)")

@@ -113,10 +113,10 @@ class Runner:
                                "validation_failures": self.summary.validation_failures})
         return self.summary
 
-    def _fail(self, plan_ids: list[str], phase: str | None, exc: BaseException) -> None:
+    def _fail(self, plan_ids: list[str], exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}".splitlines()[0]
         for rid in plan_ids:
-            self.writer.write({"record": "error", "run": rid, "phase": phase, "message": message})
+            self.writer.write({"record": "error", "run": rid, "phase": None, "message": message})
             self.summary.runs_failed.append(rid)
         self.progress.note(f"[red]failed[/red] {', '.join(plan_ids)}: {message}")
 
@@ -127,7 +127,7 @@ class Runner:
         except Exception as exc:
             if not self.bench.recoverable(exc):
                 raise
-            self._fail([p.id for p, _ in group], None, exc)
+            self._fail([p.id for p, _ in group], exc)
             self.progress.advance(sum(len(m) for _, m in group))
             return
         try:
@@ -191,7 +191,7 @@ class Runner:
         except Exception as exc:
             if not self.bench.recoverable(exc):
                 raise
-            self._fail([plan.id], None, exc)
+            self._fail([plan.id], exc)
             self.progress.advance(len(missing))
             return
         try:
@@ -222,7 +222,7 @@ class Runner:
         except Exception as exc:
             if not self.bench.recoverable(exc):
                 raise
-            self._fail([plan.id], None, exc)
+            self._fail([plan.id], exc)
             self.progress.advance(len(missing))
         finally:
             variant.close()

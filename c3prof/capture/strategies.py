@@ -27,7 +27,6 @@ DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
 # at capture time (engine_evidence records), not assumed from this table.
 SM_TRANSPORTS = ("sm_kernel", "memcpy_d2d")
 DMA_TRANSPORTS = ("ce_h2d", "ce_d2h")
-TRANSPORTS = SM_TRANSPORTS + DMA_TRANSPORTS
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,11 @@ def platform_suffixes(report: dict) -> dict[str, str]:
     return {n: "_" + slug(n) for n in names}
 
 
+def default_rows(report: dict, platform: str) -> list[dict]:
+    """The results of one platform's default variants: what the bar figures draw."""
+    return [r for r in report["results"] if r["platform"] == platform and r["default_variant"]]
+
+
 def scenario_layout(rows: list[dict]) -> tuple[list[str], list[str], dict[str, str]]:
     """Scenarios sorted by taxonomy class (stable within a class), their classes, and strategies present."""
     classes: dict[str, str] = {}

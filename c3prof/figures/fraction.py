@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import grouped_bars, new_figure, save, scenario_layout
+from c3prof.figures.common import default_rows, grouped_bars, new_figure, save, scenario_layout
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
-    rows = [r for r in report["results"] if r["platform"] == platform and r["default_variant"]]
+    rows = default_rows(report, platform)
     if not rows:
         return []
     scen, strategies, classes = scenario_layout(rows)

@@ -28,7 +28,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: default)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
@@ -42,14 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--phase-timeout", type=float, default=10.0, help="seconds per phase at most (default 10)")
     p.add_argument("--warmup", type=int, default=2, help="unrecorded repetitions before each phase (default 2)")
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=(96, 112, 120),
-                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 96,112,120)")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=(32,),
-                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default 32)")
-    p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
-                   help="how base/sp/rp move bytes on one GPU (default sm_kernel)")
-    p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
-                   help="copy-engine transfer used by dma (default ce_h2d)")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=(104, 120),
+                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 104,120)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=None,
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
+                        "link: 8 for PCIe, 32 for HBM)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
@@ -100,7 +97,7 @@ def stopping_rule(args):
 def _load_scenarios(args):
     from c3prof.scenarios import load_scenario_file, load_suite
 
-    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "taxonomy")
+    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "default")
     if args.only:
         keep = [n for n in args.only.split(",") if n]
         unknown = sorted(set(keep) - {s.name for s in scenarios})
@@ -148,7 +145,7 @@ def run(args) -> int:
     bench = CudaBench(device=args.device, seed=args.seed)
     plans = plan_runs(scenarios, strategies, PlanOptions(
         sm_count=bench.sm_count, greatest_priority=bench.priority_range[1], rp_gemm_sms=args.rp_gemm_sms,
-        rp_comm_ctas=args.rp_comm_ctas, sm_transport=args.sm_transport, dma_transport=args.dma_transport))
+        rp_comm_ctas=args.rp_comm_ctas))
     for s in scenarios:
         bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
     writer = TraceWriter(out, resume=args.resume, command=["c3prof", *sys.argv[1:]])

@@ -298,7 +298,6 @@ def run_rank(args, bench_factory=None) -> int:  # noqa: C901 (one linear story)
             bench = bench_factory(ctrl=ctrl, rank=rank, world=world, device=device, timeout=timeout)
         opts = PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
                            rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas,
-                           sm_transport=args.sm_transport, dma_transport=args.dma_transport,
                            distributed=True, dma_collectives=dma_colls)
         plans = plan_runs(scenarios, strategies, opts)
         if args.share_gpu:

@@ -1,17 +1,20 @@
 """Strategies (the paper's names) and the concrete variants each one runs.
 
 ``base``    GEMM and communication on two default-priority streams, GEMM launched first; the
-            communication is carried by SMs (an SM copy kernel filling the GPU, NCCL-like).
+            communication is carried by SMs (an NCCL-like SM copy kernel over the scenario's link:
+            zero-copy reads/writes of pinned host memory for PCIe, a device copy for HBM).
 ``sp``      schedule prioritization: launch order plus stream priority, two variants:
             ``comm_first`` (communication launched first on the highest-priority stream) and
             ``gemm_first`` (GEMM launched first on the highest-priority stream).
 ``rp``      resource partitioning: the GEMM and the SM copy kernel on disjoint SM groups (green
             contexts), swept over the GEMM's SM count; plus CTA-limited copy kernels beside an
             unpartitioned GEMM (what NCCL_MAX_CTAS does to a collective).
-``dma``     the communication on copy engines (on one GPU: pinned host<->device copies).
+``dma``     the same bytes over the same link on copy engines (cudaMemcpyAsync).
 ``dma+rp``  copy-engine communication beside a partitioned GEMM (the sweep of ``rp``).
 
-A variant fixes everything the runner needs; its ``params`` go into the trace verbatim.
+Strategies choose the carrier only: every variant of a transfer scenario moves the scenario's bytes
+over the scenario's link (c3prof.scenarios.LINKS), so every strategy is compared with base on the
+same work. A variant fixes everything the runner needs; its ``params`` go into the trace verbatim.
 """
 
 from __future__ import annotations
@@ -23,10 +26,18 @@ from c3prof.scenarios import Scenario
 
 STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
 DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
-# Transports carry a transfer scenario on one GPU. Which engine really carried each is measured
-# at capture time (engine_evidence records), not assumed from this table.
-SM_TRANSPORTS = ("sm_kernel", "memcpy_d2d")
-DMA_TRANSPORTS = ("ce_h2d", "ce_d2h")
+# The carrier each strategy asks for. Which engine really carried a transport is measured at
+# capture time (engine_evidence records), not assumed from this table.
+CARRIER = {"base": "sm", "sp": "sm", "rp": "sm", "dma": "copy_engine", "dma+rp": "copy_engine"}
+# Transport names per (link, carrier); the CUDA backend implements each (backends/cuda/transports.py).
+TRANSPORTS = {
+    ("pcie_h2d", "sm"): "sm_zc_h2d", ("pcie_h2d", "copy_engine"): "ce_h2d",
+    ("pcie_d2h", "sm"): "sm_zc_d2h", ("pcie_d2h", "copy_engine"): "ce_d2h",
+    ("pcie_bidir", "sm"): "sm_zc_bidir", ("pcie_bidir", "copy_engine"): "ce_bidir",
+    ("hbm", "sm"): "sm_kernel", ("hbm", "copy_engine"): "ce_d2d",
+}
+# CTA counts of the CTA-limited SM copy beside an unpartitioned GEMM (rp), per link, unless given.
+RP_COMM_CTAS = {"pcie_h2d": (8,), "pcie_d2h": (8,), "pcie_bidir": (8,), "hbm": (32,)}
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,9 @@ class Variant:
     comm_priority: int = 0
     gemm_sms: int | None = None        # SMs of the GEMM's green context (None: the whole GPU)
     comm_sms: int | None = None        # SMs of the communication's green context (None: whole GPU)
-    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: 2 per SM of its group)
+    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: the link's default)
+    link: str | None = None            # the link the bytes cross (transfer scenarios)
+    carrier: str | None = None         # "sm" or "copy_engine": what the strategy asks for
 
     def params(self) -> dict:
         return asdict(self)
@@ -49,10 +62,8 @@ class Variant:
 class PlanOptions:
     sm_count: int
     greatest_priority: int = -5        # from cudaDeviceGetStreamPriorityRange
-    rp_gemm_sms: tuple[int, ...] = (96, 112, 120)
-    rp_comm_ctas: tuple[int, ...] = (32,)
-    sm_transport: str = "sm_kernel"
-    dma_transport: str = "ce_h2d"
+    rp_gemm_sms: tuple[int, ...] = (104, 120)
+    rp_comm_ctas: tuple[int, ...] | None = None   # None: the link's default (RP_COMM_CTAS)
     # Multi-GPU captures (c3prof/collectives/variants.py plans their collective scenarios).
     distributed: bool = False
     dma_collectives: tuple[str, ...] = ("nccl_ce", "dma_push", "dma_pull")
@@ -78,52 +89,56 @@ def parse_strategies(text: str | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool) -> list[Variant]:
+def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool,
+                        **common) -> list[Variant]:
     out = []
     for g in opts.rp_gemm_sms:
         if not 0 < g < opts.sm_count:
             raise C3profError(f"--rp-gemm-sms {g} must be between 1 and {opts.sm_count - 1} on this GPU")
         comm = opts.sm_count - g if with_comm_group else None
-        out.append(Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g, comm_sms=comm))
+        out.append(Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g, comm_sms=comm, **common))
     return out
 
 
-def variants_for(strategy: str, opts: PlanOptions) -> list[Variant]:
-    sm, ce, hi = opts.sm_transport, opts.dma_transport, opts.greatest_priority
-    if sm not in SM_TRANSPORTS:
-        raise C3profError(f"unknown SM transport {sm!r} (known: {', '.join(SM_TRANSPORTS)})")
-    if ce not in DMA_TRANSPORTS:
-        raise C3profError(f"unknown DMA transport {ce!r} (known: {', '.join(DMA_TRANSPORTS)})")
+def variants_for(strategy: str, opts: PlanOptions, link: str = "pcie_h2d") -> list[Variant]:
+    """The variants of ``strategy`` for a transfer over ``link``: same bytes, same link, its carrier."""
+    if strategy not in CARRIER:
+        raise C3profError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    carrier = CARRIER[strategy]
+    if (link, carrier) not in TRANSPORTS:
+        raise C3profError(f"unknown link {link!r} (known: {', '.join(sorted({k for k, _ in TRANSPORTS}))})")
+    transport, hi = TRANSPORTS[(link, carrier)], opts.greatest_priority
+    common = {"link": link, "carrier": carrier}
     if strategy == "base":
-        return [Variant("base", "default", sm)]
+        return [Variant("base", "default", transport, **common)]
     if strategy == "sp":
-        return [Variant("sp", "comm_first", sm, order="comm_first", comm_priority=hi),
-                Variant("sp", "gemm_first", sm, order="gemm_first", gemm_priority=hi)]
+        return [Variant("sp", "comm_first", transport, order="comm_first", comm_priority=hi, **common),
+                Variant("sp", "gemm_first", transport, order="gemm_first", gemm_priority=hi, **common)]
     if strategy == "rp":
-        out = _partition_variants("rp", sm, opts, with_comm_group=True)
-        if sm == "sm_kernel":
-            out += [Variant("rp", f"ctas{c}", sm, comm_ctas=c) for c in opts.rp_comm_ctas]
-        return out
+        out = _partition_variants("rp", transport, opts, True, **common)
+        ctas = opts.rp_comm_ctas if opts.rp_comm_ctas is not None else RP_COMM_CTAS[link]
+        return out + [Variant("rp", f"ctas{c}", transport, comm_ctas=c, **common) for c in ctas]
     if strategy == "dma":
-        return [Variant("dma", "default", ce)]
-    if strategy == "dma+rp":
-        return _partition_variants("dma+rp", ce, opts, with_comm_group=False)
-    raise C3profError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+        return [Variant("dma", "default", transport, **common)]
+    return _partition_variants("dma+rp", transport, opts, False, **common)
 
 
 def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: PlanOptions) -> list[RunPlan]:
-    """Every (scenario, variant) to capture, scenario-major so a scenario's buffers are reused."""
+    """Every (scenario, variant) to capture, scenario-major so a scenario's buffers are reused and its
+    runs are measured interleaved; base first (every other strategy's reference in the report)."""
     for s in scenarios:
         if s.comm.op != "transfer" and not opts.distributed:
             raise C3profError(f"scenario {s.name!r}: {s.comm.op} needs a multi-GPU capture: "
                               f"`torchrun --nproc-per-node N -m c3prof capture ...` or `c3prof capture --gpus N ...` "
                               f"(single-GPU capture runs 'transfer' scenarios)")
-    variants = [v for st in strategies for v in variants_for(st, opts)]
-    # base first: it is every other strategy's reference in the report.
-    variants.sort(key=lambda v: v.strategy != "base")
-    if all(s.comm.op == "transfer" for s in scenarios):
-        return [RunPlan(s, v) for s in scenarios for v in variants]
-    from c3prof.collectives.variants import collective_variants_for
+    plans = []
+    for s in scenarios:
+        if s.comm.op == "transfer":
+            variants = [v for st in strategies for v in variants_for(st, opts, s.comm.link or "pcie_h2d")]
+            variants.sort(key=lambda v: v.strategy != "base")
+        else:
+            from c3prof.collectives.variants import collective_variants_for
 
-    return [RunPlan(s, v) for s in scenarios
-            for v in (variants if s.comm.op == "transfer" else collective_variants_for(s.comm.op, strategies, opts))]
+            variants = collective_variants_for(s.comm.op, strategies, opts)
+        plans.extend(RunPlan(s, v) for v in variants)
+    return plans

@@ -22,6 +22,9 @@ from c3prof.capture.strategies import PlanOptions, Variant
 from c3prof.collectives import DMA_IMPLEMENTATIONS
 from c3prof.errors import C3profError
 
+# CTA limits of the NCCL collective beside an unpartitioned GEMM (rp), unless --rp-comm-ctas gives them.
+COLLECTIVE_RP_CTAS = (32,)
+
 
 def parse_dma_collectives(text: str) -> tuple[str, ...]:
     items = tuple(dict.fromkeys(t for t in text.replace(" ", "").split(",") if t))
@@ -49,7 +52,8 @@ def collective_variants(op: str, strategy: str, opts: PlanOptions) -> list[Varia
                 Variant("sp", "gemm_first", "nccl", order="gemm_first", gemm_priority=hi)]
     if strategy == "rp":
         out = [Variant("rp", f"gemm{g}sm", "nccl", gemm_sms=g, comm_ctas=opts.sm_count - g) for g in _gemm_sms(opts)]
-        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in opts.rp_comm_ctas]
+        ctas = opts.rp_comm_ctas if opts.rp_comm_ctas is not None else COLLECTIVE_RP_CTAS
+        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in ctas]
     if strategy in ("dma", "dma+rp"):
         if op == "all_reduce":
             return []   # SM baseline only

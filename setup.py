@@ -1,8 +1,8 @@
-"""Build c3prof's Cython extension against the CUDA runtime headers.
+"""Build c3prof's Cython extensions; the CUDA one against the CUDA runtime headers.
 
-The extension cimports ``cuda.bindings.cyruntime``: calls go through cuda-bindings, which loads
-the CUDA runtime at run time, so nothing links against libcudart and the module imports on a
-machine without a GPU or driver. Only the headers are needed to compile. They are looked up in
+The CUDA runtime extension (c3prof/backends/cuda/runtime.pyx) cimports ``cuda.bindings.cyruntime``:
+calls go through cuda-bindings, which loads the CUDA runtime at run time, so nothing links against
+libcudart and the module imports on a machine without a GPU or driver. Only the headers are needed to compile. They are looked up in
 this order (the first directory that holds ``cuda_runtime_api.h`` wins):
 
 1. ``C3PROF_CUDA_INCLUDE`` (an explicit override),
@@ -54,8 +54,8 @@ def extensions():
     include = cuda_include_dir()
     print(f"c3prof build: CUDA headers from {include}")
     ext = Extension(
-        "c3prof._dma",
-        sources=["c3prof/_dma.pyx"],
+        "c3prof.backends.cuda.runtime",
+        sources=["c3prof/backends/cuda/runtime.pyx"],
         include_dirs=[include],
         # cuda-bindings' generated declarations need C++ (<type_traits>) from 13.x on.
         language="c++",

@@ -1,6 +1,6 @@
 """The communication side on one GPU: transfers carried by copy engines or by SMs.
 
-    ce_h2d       pinned host -> device, cudaMemcpyAsync through c3prof._dma (copy engine)
+    ce_h2d       pinned host -> device, cudaMemcpyAsync through the runtime extension (copy engine)
     ce_d2h       device -> pinned host (copy engine)
     memcpy_d2d   device -> device on the same GPU, cudaMemcpyAsync (measured to run on SMs here)
     sm_kernel    device -> device by an SM copy kernel with a chosen CTA count (NCCL-like)
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as _dma
 from c3prof.backends.cuda.copy_kernel import launch_copy
 
 COMPARE_CHUNK = 256 * 2**20

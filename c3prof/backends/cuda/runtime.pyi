@@ -1,4 +1,5 @@
-"""Type stub for c3prof._dma (Cython): streams, events, pinned memory, engine copies, CUDA IPC.
+"""Type stub for c3prof.backends.cuda.runtime (Cython): streams, events, pinned memory, engine
+copies, CUDA IPC.
 
 Pointers are plain ints. Every function raises CudaError when its CUDA call fails.
 """

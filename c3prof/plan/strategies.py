@@ -16,76 +16,20 @@ A variant fixes everything the runner needs; its ``params`` go into the trace ve
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from c3prof.errors import C3profError
+from c3prof.plan.collectives import collective_variants_for
+from c3prof.plan.model import PlanOptions, RunPlan, Variant, base_first, checked_gemm_sms, unknown_strategy
 from c3prof.scenarios import Scenario
 
-STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
-DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
 # Transports carry a transfer scenario on one GPU. Which engine really carried each is measured
 # at capture time (engine_evidence records), not assumed from this table.
 SM_TRANSPORTS = ("sm_kernel", "memcpy_d2d")
 DMA_TRANSPORTS = ("ce_h2d", "ce_d2h")
 
 
-@dataclass(frozen=True)
-class Variant:
-    strategy: str
-    name: str
-    transport: str
-    order: str = "gemm_first"          # which side is launched first in the concurrent phase
-    gemm_priority: int = 0             # CUDA stream priority (lower is higher)
-    comm_priority: int = 0
-    gemm_sms: int | None = None        # SMs of the GEMM's green context (None: the whole GPU)
-    comm_sms: int | None = None        # SMs of the communication's green context (None: whole GPU)
-    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: 2 per SM of its group)
-
-    def params(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    sm_count: int
-    greatest_priority: int = -5        # from cudaDeviceGetStreamPriorityRange
-    rp_gemm_sms: tuple[int, ...] = (96, 112, 120)
-    rp_comm_ctas: tuple[int, ...] = (32,)
-    sm_transport: str = "sm_kernel"
-    dma_transport: str = "ce_h2d"
-    # Multi-GPU captures (c3prof/collectives/variants.py plans their collective scenarios).
-    distributed: bool = False
-    dma_collectives: tuple[str, ...] = ("nccl_ce", "dma_push", "dma_pull")
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    scenario: Scenario
-    variant: Variant
-
-    @property
-    def id(self) -> str:
-        return f"{self.scenario.name}/{self.variant.strategy}/{self.variant.name}"
-
-
-def parse_strategies(text: str | list[str]) -> tuple[str, ...]:
-    items = text if isinstance(text, list) else [t for t in text.replace(" ", "").split(",") if t]
-    if not items:
-        raise C3profError("no strategies given")
-    unknown = [s for s in items if s not in STRATEGIES]
-    if unknown:
-        raise C3profError(f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
-    return tuple(dict.fromkeys(items))
-
-
 def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool) -> list[Variant]:
-    out = []
-    for g in opts.rp_gemm_sms:
-        if not 0 < g < opts.sm_count:
-            raise C3profError(f"--rp-gemm-sms {g} must be between 1 and {opts.sm_count - 1} on this GPU")
-        comm = opts.sm_count - g if with_comm_group else None
-        out.append(Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g, comm_sms=comm))
-    return out
+    return [Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g,
+                    comm_sms=opts.sm_count - g if with_comm_group else None) for g in checked_gemm_sms(opts)]
 
 
 def variants_for(strategy: str, opts: PlanOptions) -> list[Variant]:
@@ -108,7 +52,7 @@ def variants_for(strategy: str, opts: PlanOptions) -> list[Variant]:
         return [Variant("dma", "default", ce)]
     if strategy == "dma+rp":
         return _partition_variants("dma+rp", ce, opts, with_comm_group=False)
-    raise C3profError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    raise unknown_strategy(strategy)
 
 
 def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: PlanOptions) -> list[RunPlan]:
@@ -118,12 +62,6 @@ def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: Plan
             raise C3profError(f"scenario {s.name!r}: {s.comm.op} needs a multi-GPU capture: "
                               f"`torchrun --nproc-per-node N -m c3prof capture ...` or `c3prof capture --gpus N ...` "
                               f"(single-GPU capture runs 'transfer' scenarios)")
-    variants = [v for st in strategies for v in variants_for(st, opts)]
-    # base first: it is every other strategy's reference in the report.
-    variants.sort(key=lambda v: v.strategy != "base")
-    if all(s.comm.op == "transfer" for s in scenarios):
-        return [RunPlan(s, v) for s in scenarios for v in variants]
-    from c3prof.collectives.variants import collective_variants_for
-
+    variants = base_first([v for st in strategies for v in variants_for(st, opts)])
     return [RunPlan(s, v) for s in scenarios
             for v in (variants if s.comm.op == "transfer" else collective_variants_for(s.comm.op, strategies, opts))]

@@ -73,3 +73,27 @@ def test_capture_timer_offers_what_backends_use():
     from c3prof.capture.phases import PhaseTimer
 
     assert protocol_methods(base.PhaseTiming) <= set(dir(PhaseTimer))
+
+
+def test_runtime_stubs_match_the_compiled_modules():
+    """Every public name of each CUDA runtime extension module is in its .pyi stub and vice versa,
+    and the package re-exports all of them (the modules import without a GPU)."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    from c3prof.backends.cuda import runtime
+
+    folder = Path(runtime.__file__).parent
+    exported = set()
+    for stub in sorted(folder.glob("*.pyi")):
+        module = importlib.import_module(f"c3prof.backends.cuda.runtime.{stub.stem}")
+        tree = ast.parse(stub.read_text())
+        stubbed = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        stubbed |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+        public = {n for n in vars(module) if not n.startswith("_") and getattr(vars(module)[n], "__module__", None)
+                  == module.__name__} | ({"NO_GPU_ERRORS"} if stub.stem == "errors" else set())
+        assert stubbed == public, (stub.name, stubbed ^ public)
+        exported |= stubbed
+    assert exported == set(runtime.__all__)
+    assert sorted(p.stem for p in folder.glob("*.pyx")) == sorted(p.stem for p in folder.glob("*.pyi"))

@@ -85,7 +85,7 @@ class FakeOOM(Exception):
 
 @dataclass
 class FakeBench:
-    """Implements the CudaBench methods the runner calls, with fixed simulated durations."""
+    """Implements the Bench methods the runner calls (c3prof/backends/base.py), with fixed simulated durations."""
 
     gemm_ms: float = 2.0
     comm_ms: float = 1.0

@@ -28,6 +28,8 @@ def assert_one_line_error(proc, *fragments):
     (["--reps", "0"], ["min_reps"]),
     (["--only", "ghost"], ["no scenario named 'ghost'"]),
     (["--scenarios", "/nonexistent.toml"], ["cannot read scenario file"]),
+    (["--backend", "hip"], ["unknown backend 'hip'", "available: cuda"]),
+    (["--backend", "hip", "--gpus", "2"], ["unknown backend 'hip'"]),
 ])
 def test_bad_arguments(tmp_path, args, fragments):
     assert_one_line_error(c3prof("capture", *args, "--out", str(tmp_path / "t.jsonl")), *fragments)

@@ -4,7 +4,8 @@ import pytest
 
 from c3prof.capture.runner import CaptureOptions, Runner
 from c3prof.capture.stopping import StoppingRule
-from c3prof.capture.strategies import PlanOptions, plan_runs
+from c3prof.plan.model import PlanOptions
+from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 from c3prof.trace import TraceWriter, read_trace
 from fakes import FakeBench

@@ -1,7 +1,8 @@
 import pytest
 
 from c3prof.capture.stopping import StoppingRule, relative_noise
-from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs, variants_for
+from c3prof.plan.model import PlanOptions, parse_strategies
+from c3prof.plan.strategies import plan_runs, variants_for
 from c3prof.errors import C3profError
 from c3prof.scenarios import load_suite
 

@@ -27,30 +27,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
+from c3prof.backends.base import EventPool, Workload
 from c3prof.capture.stopping import StoppingRule, relative_noise
 
 S, G0, G1, C0, C1 = range(5)
 EVENTS_PER_REP = 5
 PHASES = ("gemm", "comm", "serial", "concurrent")
-
-
-class Workload(Protocol):
-    """Something enqueued on a stream: a GEMM or a transport. ``rep`` selects rotating inputs."""
-
-    def launch(self, stream: Any, rep: int) -> None: ...
-
-
-class EventPool(Protocol):
-    """c3prof._dma.EventPool's interface (a fake implements it in the GPU-free tests)."""
-
-    size: int
-
-    def record(self, i: int, stream: Any) -> None: ...
-    def wait(self, i: int, stream: Any) -> None: ...
-    def synchronize(self, i: int) -> None: ...
-    def elapsed_from(self, base: int, indices) -> list[float]: ...
 
 
 @dataclass
@@ -65,7 +49,7 @@ class PhaseTimer:
     """Enqueue and time repetitions of one run's phases on its two streams.
 
     ``streams`` map "gemm"/"comm" to objects the workloads and the pool understand (the CUDA
-    backend passes a pair of c3prof._dma.Stream and torch stream). ``gate(stream, n_reps)``
+    backend passes a pair of runtime-extension and torch streams). ``gate(stream, n_reps)``
     enqueues the pre-batch GPU sleep.
     """
 

@@ -28,7 +28,7 @@ from itertools import groupby
 
 from c3prof.capture.phases import PHASES, Unit, measure_rounds
 from c3prof.capture.stopping import StoppingRule
-from c3prof.capture.strategies import RunPlan
+from c3prof.plan.model import RunPlan
 from c3prof.trace import Trace, TraceWriter
 
 
@@ -222,14 +222,12 @@ class Runner:
             self.progress.advance(len(missing))
 
     def _profiled_counters(self, plans: list[RunPlan]) -> None:
-        from c3prof.capture.counters import collect_ncu, collect_pm_sampling
+        from c3prof.capture.counters import collect_profiled
 
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
-        cc = (self.bench.props["cc_major"], self.bench.props["cc_minor"])
         o = self.options
-        for wanted, source, collect, extra in ((o.ncu, "ncu", collect_ncu, (cc,)),
-                                               (o.pm_sampling, "pm_sampling", collect_pm_sampling, ())):
+        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling")):
             if not wanted:
                 continue
             have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
@@ -237,8 +235,8 @@ class Runner:
             chosen = [p for p in plans if p.variant.strategy in o.counter_strategies
                       and any((p.id, ph) not in have for ph in o.counter_phases)]
             if chosen:
-                collect(chosen, self.writer, self.bench.device, *extra, self.bench.seed, o.counter_reps,
-                        list(o.counter_phases), o.ncu_replay, self.progress.note)
+                collect_profiled(source, chosen, self.writer, self.bench, o.counter_reps, list(o.counter_phases),
+                                 o.ncu_replay, self.progress.note)
 
     def _gpm(self, variant, plan: RunPlan, phase: str) -> None:
         rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)

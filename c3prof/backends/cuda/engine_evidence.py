@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from c3prof.backends.cuda.ceilings import _time_ms
+from c3prof.backends.cuda.ceilings import time_ms
 
 SM_BUSY_PCT = 20.0   # above: carried by SMs; below 5: copy engine; between: unknown
 SM_IDLE_PCT = 5.0
@@ -28,7 +28,7 @@ def classify(result: dict) -> dict:
 
 
 def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
-    one_ms = sorted(_time_ms(stream, lambda i: transport.launch(stream, i), reps=3, warmup=1))[1]
+    one_ms = sorted(time_ms(stream, lambda i: transport.launch(stream, i), reps=3, warmup=1))[1]
     reps = max(1, math.ceil((window_s + 0.25) * 1e3 / max(one_ms, 1e-3)))
 
     def busy():

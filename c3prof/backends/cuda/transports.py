@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as _dma
 from c3prof.backends.cuda.copy_kernel import launch_copy
 
 COMPARE_CHUNK = 256 * 2**20

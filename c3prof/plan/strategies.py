@@ -19,13 +19,11 @@ same work. A variant fixes everything the runner needs; its ``params`` go into t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from c3prof.errors import C3profError
+from c3prof.plan.collectives import collective_variants_for
+from c3prof.plan.model import PlanOptions, RunPlan, Variant, base_first, checked_gemm_sms, unknown_strategy
 from c3prof.scenarios import Scenario
 
-STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
-DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
 # The carrier each strategy asks for. Which engine really carried a transport is measured at
 # capture time (engine_evidence records), not assumed from this table.
 CARRIER = {"base": "sm", "sp": "sm", "rp": "sm", "dma": "copy_engine", "dma+rp": "copy_engine"}
@@ -40,70 +38,16 @@ TRANSPORTS = {
 RP_COMM_CTAS = {"pcie_h2d": (8,), "pcie_d2h": (8,), "pcie_bidir": (8,), "hbm": (32,)}
 
 
-@dataclass(frozen=True)
-class Variant:
-    strategy: str
-    name: str
-    transport: str
-    order: str = "gemm_first"          # which side is launched first in the concurrent phase
-    gemm_priority: int = 0             # CUDA stream priority (lower is higher)
-    comm_priority: int = 0
-    gemm_sms: int | None = None        # SMs of the GEMM's green context (None: the whole GPU)
-    comm_sms: int | None = None        # SMs of the communication's green context (None: whole GPU)
-    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: the link's default)
-    link: str | None = None            # the link the bytes cross (transfer scenarios)
-    carrier: str | None = None         # "sm" or "copy_engine": what the strategy asks for
-
-    def params(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    sm_count: int
-    greatest_priority: int = -5        # from cudaDeviceGetStreamPriorityRange
-    rp_gemm_sms: tuple[int, ...] = (104, 120)
-    rp_comm_ctas: tuple[int, ...] | None = None   # None: the link's default (RP_COMM_CTAS)
-    # Multi-GPU captures (c3prof/collectives/variants.py plans their collective scenarios).
-    distributed: bool = False
-    dma_collectives: tuple[str, ...] = ("nccl_ce", "dma_push", "dma_pull")
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    scenario: Scenario
-    variant: Variant
-
-    @property
-    def id(self) -> str:
-        return f"{self.scenario.name}/{self.variant.strategy}/{self.variant.name}"
-
-
-def parse_strategies(text: str | list[str]) -> tuple[str, ...]:
-    items = text if isinstance(text, list) else [t for t in text.replace(" ", "").split(",") if t]
-    if not items:
-        raise C3profError("no strategies given")
-    unknown = [s for s in items if s not in STRATEGIES]
-    if unknown:
-        raise C3profError(f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
-    return tuple(dict.fromkeys(items))
-
-
 def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool,
                         **common) -> list[Variant]:
-    out = []
-    for g in opts.rp_gemm_sms:
-        if not 0 < g < opts.sm_count:
-            raise C3profError(f"--rp-gemm-sms {g} must be between 1 and {opts.sm_count - 1} on this GPU")
-        comm = opts.sm_count - g if with_comm_group else None
-        out.append(Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g, comm_sms=comm, **common))
-    return out
+    return [Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g,
+                    comm_sms=opts.sm_count - g if with_comm_group else None, **common) for g in checked_gemm_sms(opts)]
 
 
 def variants_for(strategy: str, opts: PlanOptions, link: str = "pcie_h2d") -> list[Variant]:
     """The variants of ``strategy`` for a transfer over ``link``: same bytes, same link, its carrier."""
     if strategy not in CARRIER:
-        raise C3profError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+        raise unknown_strategy(strategy)
     carrier = CARRIER[strategy]
     if (link, carrier) not in TRANSPORTS:
         raise C3profError(f"unknown link {link!r} (known: {', '.join(sorted({k for k, _ in TRANSPORTS}))})")
@@ -134,11 +78,8 @@ def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: Plan
     plans = []
     for s in scenarios:
         if s.comm.op == "transfer":
-            variants = [v for st in strategies for v in variants_for(st, opts, s.comm.link or "pcie_h2d")]
-            variants.sort(key=lambda v: v.strategy != "base")
+            variants = base_first([v for st in strategies for v in variants_for(st, opts, s.comm.link or "pcie_h2d")])
         else:
-            from c3prof.collectives.variants import collective_variants_for
-
             variants = collective_variants_for(s.comm.op, strategies, opts)
         plans.extend(RunPlan(s, v) for v in variants)
     return plans

@@ -60,10 +60,12 @@ comm = { op = "transfer", link = "pcie_d2h", bytes = "4MiB", chunk = "1MiB" }
     (legacy,) = parse_scenarios(doc.replace('link = "pcie_d2h", ', "").replace(', chunk = "1MiB"', ""), "x")
     assert (legacy.comm.link, legacy.comm.chunks) == ("pcie_h2d", 1)   # the default link
     for bad, msg in (('link = "nvlink9"', "unknown link"), ('chunk = "3MiB"', "must divide"),
-                     ('chunk = "100B"', "multiple of 16")):
+                     ('chunk = "1000B"', "must divide")):
         text = doc.replace('link = "pcie_d2h"', bad) if "link" in bad else doc.replace('chunk = "1MiB"', bad)
         with pytest.raises(ScenarioError, match=msg):
             parse_scenarios(text, "x")
+    with pytest.raises(ScenarioError, match="multiple of 16"):
+        parse_scenarios(doc.replace('bytes = "4MiB", chunk = "1MiB"', 'bytes = "1000B", chunk = "100B"'), "x")
     with pytest.raises(ScenarioError, match="transfer"):
         parse_scenarios(doc.replace('op = "transfer"', 'op = "all_gather"'), "x")
 

@@ -60,7 +60,7 @@ class FakeWork:
         stream.t += self.ms
 
 
-def no_gate(stream, reps):
+def no_gate(stream, reps, key=None):
     pass
 
 

@@ -78,7 +78,7 @@ def _fake_bench_factory(opts):
             gemm = NoisyWork([2.0, 2.6, 1.5, 3.1]) if noisy else FakeWork(2.0)
             transport = FakeTransport(1.0, name=variant.transport)
 
-            def gate(stream, reps):      # the real bench's agreed gate: a barrier over the control group
+            def gate(stream, reps, key=None):      # the real bench's agreed gate: a barrier over the control group
                 bench.ctrl.barrier()
 
             class Timer(PhaseTimer):

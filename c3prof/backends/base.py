@@ -69,7 +69,8 @@ class MakeTimer(Protocol):
     """Capture's timer factory, handed to the backend: ``make_timer(gemm, comm, gemm_stream,
     comm_stream, order, make_pool=..., gate=...)``. ``make_pool(n)`` returns an EventPool of n
     events; ``gate(stream, reps)`` enqueues the pre-batch device sleep (its optional
-    ``observe(host_ms, reps)`` lets it size itself to the host's enqueue cost)."""
+    ``observe(host_ms, reps, key)`` lets it size itself to the host's enqueue cost, per key: the timer
+    passes its run and phase)."""
 
     def __call__(self, gemm: Workload, comm: Transport, gemm_stream: Any, comm_stream: Any, order: str, *,
                  make_pool: Callable[[int], EventPool], gate: Callable[[Any, int], None]) -> PhaseTiming: ...

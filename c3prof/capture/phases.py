@@ -49,7 +49,7 @@ class PhaseTimer:
     """Enqueue and time repetitions of one run's phases on its two streams.
 
     ``streams`` map "gemm"/"comm" to objects the workloads and the pool understand (the CUDA
-    backend passes a pair of runtime-extension and torch streams). ``gate(stream, n_reps)``
+    backend passes a pair of runtime-extension and torch streams). ``gate(stream, n_reps, key)``
     enqueues the pre-batch GPU sleep.
     """
 
@@ -126,7 +126,7 @@ class PhaseTimer:
         pool = self._pool_for(reps)
         if gate:
             first_stream = self.side[phase if phase in ("gemm", "comm") else self.first][1]
-            self.gate(first_stream, reps)
+            self.gate(first_stream, reps, key=(id(self), phase))
         t0 = time.perf_counter()
         prev = None
         for r in range(reps):
@@ -136,7 +136,7 @@ class PhaseTimer:
             self._rep += 1
         observe = getattr(self.gate, "observe", None)
         if gate and observe is not None:  # lets the gate size itself to the host's enqueue cost
-            observe((time.perf_counter() - t0) * 1e3, reps)
+            observe((time.perf_counter() - t0) * 1e3, reps, key=(id(self), phase))
         return pool
 
     def finish_batch(self, phase: str, pool: EventPool, reps: int) -> dict[str, list[float]]:

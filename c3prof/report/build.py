@@ -79,6 +79,10 @@ def _est(prefix: str, e: Estimate, reasons: dict, ci_key: str | None = None) -> 
     return {prefix: e.value, ci_key: e.ci_list}
 
 
+# A run's GEMM alone differing from base's by more than this (and significantly) is flagged.
+DRIFT_FLAG = 0.005
+
+
 def _flags(m: RunMetrics, min_ideal: float) -> list[str]:
     """Plain-language warnings a reader needs before trusting a row's fraction of ideal."""
     out = []
@@ -91,7 +95,7 @@ def _flags(m: RunMetrics, min_ideal: float) -> list[str]:
     if m.reference == "base" and m.run.strategy != "base" and not m.paired:
         out.append("not measured interleaved with base: drift between the runs is not in the intervals")
     d = m.gemm_drift
-    if d.value is not None and d.ci.ok and not d.ci.contains(1.0):
+    if d.value is not None and d.ci.ok and not d.ci.contains(1.0) and abs(d.value - 1) > DRIFT_FLAG:
         out.append(f"GEMM alone differs from base's by {d.value - 1:+.1%} (drift or a different GEMM setup)")
     return out
 

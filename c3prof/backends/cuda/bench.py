@@ -97,7 +97,9 @@ class CudaBench:
     def engine_evidence_record(self, transport_name: str) -> dict:
         link = LINK_OF[transport_name]
         buffers = TransferBuffers(self.torch, link, EVIDENCE_BYTES, seed=self.seed + 99)
-        t = make_transport(self.torch, transport_name, buffers, ctas=default_sm_ctas(link, self.sm_count))
+        # Two CTAs per SM whatever the link: the probe asks which engine moves the bytes, and a
+        # full-GPU SM carrier makes the answer unmistakable (see engine_evidence.SM_BUSY_PCT).
+        t = make_transport(self.torch, transport_name, buffers, ctas=2 * self.sm_count)
         rec = probe(self.torch, self.nvml, t, self.stream)
         rec["link"] = link
         del t, buffers

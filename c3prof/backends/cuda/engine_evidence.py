@@ -12,10 +12,11 @@ import math
 
 from c3prof.backends.cuda.ceilings import time_ms
 
-# A copy engine leaves the SMs idle (SM_UTIL 0.0 measured on H200); an SM carrier keeps its CTAs'
-# SMs busy: 16 CTAs of an NCCL-like PCIe copy occupy about 12% of 132 SMs, a device copy 60-98%.
-SM_BUSY_PCT = 5.0    # at or above: carried by SMs; at or below SM_IDLE_PCT: copy engine; between: unknown
-SM_IDLE_PCT = 1.0
+# A copy engine leaves the SMs idle (SM_UTIL 0-3% measured on H200, from the driver's own work);
+# an SM carrier probed with two CTAs per SM keeps them busy (60-98%). The probe uses that CTA count
+# for every SM transport: 16 CTAs of an NCCL-like PCIe copy would show only about 10%.
+SM_BUSY_PCT = 20.0   # at or above: carried by SMs; at or below SM_IDLE_PCT: copy engine; between: unknown
+SM_IDLE_PCT = 5.0
 METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
 RULE = f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"
 

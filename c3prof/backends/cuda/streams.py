@@ -32,25 +32,28 @@ class Gate:
     """The pre-batch GPU sleep (see capture/phases.py): long enough for the host to enqueue a batch.
 
     The host's enqueue cost per repetition is measured as batches are enqueued, and the gate is
-    sized to twice that, between 0.2 ms and 50 ms. ``agree(ms)`` (multi-GPU captures: the longest
+    sized to twice that, between 0.2 ms and 50 ms. Costs are kept per ``key`` (the phase timer
+    passes its run and phase): a GEMM is one launch, a transfer in 32 chunks is 32, and one scenario's
+    runs are measured in the same rounds, so one shared estimate would gate the chunked transfer
+    too briefly right after a GEMM batch and time the host's launch gaps. ``agree(ms)`` (multi-GPU captures: the longest
     any rank asks for) makes every rank sleep alike.
     """
 
     def __init__(self, torch, agree=None):
         self.torch = torch
-        self.ms_per_rep = 0.2
+        self.ms_per_rep: dict = {}
         self.agree = agree
 
-    def __call__(self, stream: DeviceStream, reps: int) -> None:
-        ms = min(50.0, max(0.2, 2.0 * self.ms_per_rep * reps))
+    def __call__(self, stream: DeviceStream, reps: int, key=None) -> None:
+        ms = min(50.0, max(0.2, 2.0 * self.ms_per_rep.get(key, 0.2) * reps))
         if self.agree is not None:
             ms = self.agree(ms)
         with self.torch.cuda.stream(stream.torch):
             self.torch.cuda._sleep(int(ms * _CYCLES_PER_MS))
 
-    def observe(self, host_ms: float, reps: int) -> None:
+    def observe(self, host_ms: float, reps: int, key=None) -> None:
         if reps > 0:
-            self.ms_per_rep = max(self.ms_per_rep * 0.5, host_ms / reps)
+            self.ms_per_rep[key] = max(self.ms_per_rep.get(key, 0.2) * 0.5, host_ms / reps)
 
 
 class DeviceEventPool:

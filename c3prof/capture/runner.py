@@ -93,7 +93,9 @@ class Runner:
             self.writer.write(self.bench.ceilings_record({p.scenario.gemm.dtype for p in plans}))
         if self.options.evidence:
             seen = {e["transport"] for e in self.existing.engine_evidence} if self.existing else set()
-            for t in dict.fromkeys(p.variant.transport for p in plans):
+            # Copy-engine transports first: a GPM window right after heavy SM work can still show it.
+            ordered = sorted(plans, key=lambda p: getattr(p.variant, "carrier", None) != "copy_engine")
+            for t in dict.fromkeys(p.variant.transport for p in ordered):
                 if t not in seen:
                     self.progress.note(f"measuring which engine carries {t}")
                     rec = self.bench.engine_evidence_record(t)

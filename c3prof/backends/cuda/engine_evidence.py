@@ -9,6 +9,7 @@ link counters over that window are the evidence recorded in the trace.
 from __future__ import annotations
 
 import math
+import time
 
 from c3prof.backends.cuda.ceilings import time_ms
 
@@ -30,7 +31,20 @@ def classify(result: dict) -> dict:
     return {"carrier": carrier, "metrics": result["metrics"], "window_s": result["window_s"], "rule": RULE}
 
 
+# GPM windows read just after heavy SM work can still show part of it (seen on H200: a copy engine
+# probed right after a full-GPU SM copy read 12-33% SM_UTIL, probed first 1.4%). Each probe therefore
+# waits this long idle and then measures an idle window first; an idle window that is not idle
+# makes the evidence "unknown" instead of a wrong carrier.
+SETTLE_S = 0.5
+
+
+def _idle_window(nvml, window_s: float) -> dict:
+    time.sleep(SETTLE_S)
+    return nvml.gpm_window(["SM_UTIL"], window_s, lambda: (lambda: None))
+
+
 def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
+    idle = _idle_window(nvml, window_s)
     one_ms = sorted(time_ms(stream, lambda i: transport.launch(stream, i), reps=3, warmup=1))[1]
     reps = max(1, math.ceil((window_s + 0.25) * 1e3 / max(one_ms, 1e-3)))
 
@@ -43,4 +57,10 @@ def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
     rec = {"record": "engine_evidence", "transport": transport.name, "bytes": transport.nbytes,
            "expected_carrier": transport.expected_carrier, "method": "nvml_gpm_sm_util",
            "single_transfer_ms": one_ms}
-    return {**rec, **classify(result)}
+    out = {**rec, **classify(result)}
+    idle_sm = (idle.get("metrics") or {}).get("sm_util")
+    out["idle_sm_util"] = idle_sm
+    if idle_sm is not None and idle_sm > SM_IDLE_PCT and out["carrier"] != "unknown":
+        out.update(carrier="unknown", reason=f"the idle window before the probe read SM_UTIL {idle_sm:.1f}%: "
+                                             "GPM did not settle, so this window cannot tell the engine")
+    return out

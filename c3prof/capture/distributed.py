@@ -40,10 +40,10 @@ from pathlib import Path
 
 from c3prof.backends import get_backend
 from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
-from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
+from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, NoGPUError, PeerFailed
 from c3prof.plan.collectives import parse_dma_collectives
-from c3prof.plan.model import PlanOptions, parse_strategies
+from c3prof.plan.model import parse_strategies
 from c3prof.plan.strategies import plan_runs
 
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
@@ -234,10 +234,7 @@ class RankCapture:
 
     def plan(self, bench) -> list:
         args = self.args
-        opts = PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
-                           rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas,
-                           sm_transport=args.sm_transport, dma_transport=args.dma_transport,
-                           distributed=True, dma_collectives=self.dma_collectives)
+        opts = plan_options(args, bench, distributed=True, dma_collectives=self.dma_collectives)
         plans = plan_runs(self.scenarios, self.strategies, opts)
         if args.share_gpu:
             nccl_runs = [p.id for p in plans if p.variant.transport in ("nccl", "nccl_ce")]

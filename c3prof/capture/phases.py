@@ -28,10 +28,10 @@ from typing import Any, Callable
 
 from c3prof.backends.base import EventPool, Workload
 from c3prof.capture.stopping import StoppingRule, relative_noise
+from c3prof.trace import PHASES
 
 S, G0, G1, C0, C1 = range(5)
 EVENTS_PER_REP = 5
-PHASES = ("gemm", "comm", "serial", "concurrent")
 
 
 @dataclass

@@ -25,7 +25,8 @@ from itertools import groupby
 from c3prof.capture.phases import PHASES
 from c3prof.capture.stopping import StoppingRule
 from c3prof.plan.model import RunPlan
-from c3prof.trace import Trace, TraceWriter
+from c3prof.trace import (Trace, TraceWriter, counter_source_record, end_record, error_record, phase_record,
+                          validation_record)
 
 
 @dataclass
@@ -51,9 +52,8 @@ class CaptureSummary:
 
 
 def _phase_record(plan: RunPlan, phase: str, params: dict, result) -> dict:
-    return {"record": "phase", "run": plan.id, "scenario": plan.scenario.to_dict(),
-            "strategy": plan.variant.strategy, "variant": plan.variant.name, "params": params,
-            "phase": phase, "samples": result.samples, "stop": result.stop}
+    return phase_record(plan.id, plan.scenario.to_dict(), plan.variant.strategy, plan.variant.name, params, phase,
+                        result.samples, result.stop)
 
 
 class Runner:
@@ -106,17 +106,15 @@ class Runner:
         finally:
             self.summary.status = status
             self.progress.stop()
-            self.writer.write({"record": "end", "status": status, "clocks_end": self.bench.clocks(),
-                               "wall_s": round(time.time() - t0, 3),
-                               "phases_measured": self.summary.phases_measured,
-                               "runs_failed": self.summary.runs_failed,
-                               "validation_failures": self.summary.validation_failures})
+            self.writer.write(end_record(status, self.bench.clocks(), round(time.time() - t0, 3),
+                                         self.summary.phases_measured, self.summary.runs_failed,
+                                         self.summary.validation_failures))
         return self.summary
 
     def _fail(self, plan_ids: list[str], exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}".splitlines()[0]
         for rid in plan_ids:
-            self.writer.write({"record": "error", "run": rid, "phase": None, "message": message})
+            self.writer.write(error_record(rid, message))
             self.summary.runs_failed.append(rid)
         self.progress.note(f"[red]failed[/red] {', '.join(plan_ids)}: {message}")
 
@@ -158,25 +156,18 @@ class Runner:
         rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)
         if rec is not None:
             if not self._gpm_recorded:
-                self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": True,
-                                   "metrics": sorted(rec["metrics"])})
+                self.writer.write(counter_source_record("nvml_gpm", True, metrics=sorted(rec["metrics"])))
                 self._gpm_recorded = True
             self.writer.write(rec)
             return
-        self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": False, "reason": reason})
+        self.writer.write(counter_source_record("nvml_gpm", False, reason=reason))
         self.progress.note(f"counters: NVML GPM unavailable ({reason}); continuing without it")
         self.options.gpm = False
 
     def _validation(self, plan: RunPlan, phase: str, checks: list[dict]) -> None:
         """One validation record per phase, over every batch of it (each batch poisoned, then checked)."""
+        rec = validation_record(plan.id, phase, checks)
         bad = [c for c in checks if not c["ok"]]
-        first = checks[0]
-        rec = {"record": "validation", "run": plan.id, "phase": phase, "transport": first["transport"],
-               "method": first["method"], "batches_checked": len(checks), "bytes_per_check": first["bytes_checked"],
-               "bytes_checked": sum(c["bytes_checked"] for c in checks),
-               "mismatched_bytes": sum(c["mismatched_bytes"] for c in checks),
-               "first_mismatch_offset": bad[0]["first_mismatch_offset"] if bad else None,
-               "injected_corruption": any(c["injected_corruption"] for c in checks), "ok": not bad}
         self.writer.write(rec)
         if bad:
             self.summary.validation_failures.append(f"{plan.id}:{phase}")

@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 
 from c3prof.backends.cuda.ceilings import time_ms
+from c3prof.trace import engine_evidence_record
 
 SM_BUSY_PCT = 20.0   # above: carried by SMs; below 5: copy engine; between: unknown
 SM_IDLE_PCT = 5.0
 METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
+METHOD = "nvml_gpm_sm_util"
 RULE = f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"
 
 
@@ -37,7 +39,5 @@ def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
         return stream.dma.synchronize
 
     result = nvml.gpm_window(METRICS, window_s, busy)
-    rec = {"record": "engine_evidence", "transport": transport.name, "bytes": transport.nbytes,
-           "expected_carrier": transport.expected_carrier, "method": "nvml_gpm_sm_util",
-           "single_transfer_ms": one_ms}
-    return {**rec, **classify(result)}
+    return engine_evidence_record(transport.name, transport.nbytes, transport.expected_carrier, METHOD, one_ms,
+                                  **classify(result))

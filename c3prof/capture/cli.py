@@ -16,7 +16,8 @@ from c3prof.backends import AUTO, names as backend_names
 from c3prof.capture.distributed import add_distributed_arguments
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, TraceError
-from c3prof.plan.model import DEFAULT_STRATEGIES, STRATEGIES, parse_strategies
+from c3prof.plan.model import (DEFAULT_RP_COMM_CTAS, DEFAULT_RP_GEMM_SMS, DEFAULT_STRATEGIES, DMA_TRANSPORTS,
+                               SM_TRANSPORTS, STRATEGIES, parse_strategies)
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -48,14 +49,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device; "
                         f"default {AUTO})")
     p.add_argument("--device", type=int, default=0, help="device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=(96, 112, 120),
-                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 96,112,120)")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=(32,),
-                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default 32)")
-    p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
-                   help="how base/sp/rp move bytes on one GPU (default sm_kernel)")
-    p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
-                   help="copy-engine transfer used by dma (default ce_h2d)")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=DEFAULT_RP_GEMM_SMS,
+                   help=f"GEMM SM counts swept by rp and dma+rp (green contexts; default "
+                        f"{','.join(map(str, DEFAULT_RP_GEMM_SMS))})")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=DEFAULT_RP_COMM_CTAS,
+                   help=f"CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default "
+                        f"{','.join(map(str, DEFAULT_RP_COMM_CTAS))})")
+    p.add_argument("--sm-transport", default=SM_TRANSPORTS[0], choices=SM_TRANSPORTS,
+                   help="how base/sp/rp move bytes on one GPU (default %(default)s)")
+    p.add_argument("--dma-transport", default=DMA_TRANSPORTS[0], choices=DMA_TRANSPORTS,
+                   help="copy-engine transfer used by dma (default %(default)s)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "

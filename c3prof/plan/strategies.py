@@ -18,13 +18,9 @@ from __future__ import annotations
 
 from c3prof.errors import C3profError
 from c3prof.plan.collectives import collective_variants_for
-from c3prof.plan.model import PlanOptions, RunPlan, Variant, base_first, checked_gemm_sms, unknown_strategy
+from c3prof.plan.model import (DMA_TRANSPORTS, SM_TRANSPORTS, PlanOptions, RunPlan, Variant, base_first,
+                               checked_gemm_sms, unknown_strategy)
 from c3prof.scenarios import Scenario
-
-# Transports carry a transfer scenario on one GPU. Which engine really carried each is measured
-# at capture time (engine_evidence records), not assumed from this table.
-SM_TRANSPORTS = ("sm_kernel", "memcpy_d2d")
-DMA_TRANSPORTS = ("ce_h2d", "ce_d2h")
 
 
 def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool) -> list[Variant]:

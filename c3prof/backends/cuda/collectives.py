@@ -19,9 +19,8 @@ from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
 from c3prof.errors import C3profError
-from c3prof.plan.collectives import EXPECTED_CARRIER, IMPLEMENTATIONS
 from c3prof.plan.layout import Layout
-from c3prof.plan.model import Variant
+from c3prof.plan.model import EXPECTED_CARRIER, IMPLEMENTATIONS, NCCL_IMPLEMENTATIONS, OWN_DMA_IMPLEMENTATIONS, Variant
 from c3prof.scenarios import Scenario
 from c3prof.trace import engine_evidence_record
 
@@ -138,13 +137,13 @@ class DistributedCudaBench(CudaBench):
 
     def _make_collective(self, v: Variant, layout: Layout):
         t = v.transport
-        if t in ("dma_push", "dma_pull"):
+        if t in OWN_DMA_IMPLEMENTATIONS:
             from c3prof.backends.cuda.dma_collective import DmaCollective
 
             coll = self._agreed(f"{t} buffers", lambda: DmaCollective(
                 self.torch, self.ctrl, layout, self.device, t.split("_")[1], api=self.dma["api"],
                 chunks=self.dma["chunks"], streams=self.dma["streams"], seed=self.seed))
-        elif t in ("nccl", "nccl_ce"):
+        elif t in NCCL_IMPLEMENTATIONS:
             if self.nccl_groups is None:
                 raise C3profError("NCCL is not available in this capture (--share-gpu)")
             from c3prof.backends.cuda.nccl import NcclCollective

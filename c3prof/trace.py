@@ -387,10 +387,11 @@ def engine_evidence_record(transport: str, nbytes: int, expected_carrier: str | 
 
 
 def phase_record(run: str, scenario: dict, strategy: str, variant: str, params: dict, phase: str,
-                 samples: dict, stop: dict) -> dict:
-    """``phase``: every repetition of one phase of one run, and why the stopping rule stopped."""
+                 samples: dict, stop: dict, **fields) -> dict:
+    """``phase``: every repetition of one phase of one run, why the stopping rule stopped, and
+    optional fields (``rounds``, ``round_group`` of an interleaved measurement)."""
     return {"record": "phase", "run": run, "scenario": scenario, "strategy": strategy, "variant": variant,
-            "params": params, "phase": phase, "samples": samples, "stop": stop}
+            "params": params, "phase": phase, "samples": samples, "stop": stop, **fields}
 
 
 def validation_record(run: str, phase: str, checks: list[dict]) -> dict:
@@ -416,9 +417,10 @@ def counter_source_record(source: str, available: bool, **fields) -> dict:
     return {"record": "counter_source", "source": source, "available": available, **fields}
 
 
-def error_record(run: str, message: str, phase: str | None = None) -> dict:
-    """``error``: a run that failed; its measured phases stay in the trace."""
-    return {"record": "error", "run": run, "phase": phase, "message": message}
+def error_record(run: str, message: str, phase: str | None = None, **fields) -> dict:
+    """``error``: a run that failed (or is not applicable here: ``not_applicable``); its measured
+    phases stay in the trace."""
+    return {"record": "error", "run": run, "phase": phase, "message": message, **fields}
 
 
 def end_record(status: str, clocks_end: dict, wall_s: float, phases_measured: int, runs_failed: list[str],

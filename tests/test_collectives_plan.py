@@ -100,11 +100,11 @@ def test_patterns_are_rank_specific_and_offset_consistent():
 def test_collective_variants_per_strategy():
     assert [v.transport for v in collective_variants("all_gather", "base", OPTS)] == ["nccl"]
     rp = collective_variants("all_gather", "rp", OPTS)
-    assert [(v.name, v.gemm_sms, v.comm_ctas) for v in rp] == [("gemm96sm", 96, 36), ("gemm112sm", 112, 20),
-                                                              ("gemm120sm", 120, 12), ("ctas32", None, 32)]
+    assert [(v.name, v.gemm_sms, v.comm_ctas) for v in rp] == [("gemm104sm", 104, 28), ("gemm120sm", 120, 12),
+                                                              ("ctas32", None, 32)]
     assert [v.transport for v in collective_variants("all_to_all", "dma", OPTS)] == ["nccl_ce", "dma_push", "dma_pull"]
     assert collective_variants("all_reduce", "dma", OPTS) == []
-    assert len(collective_variants("all_gather", "dma+rp", OPTS)) == 9
+    assert len(collective_variants("all_gather", "dma+rp", OPTS)) == 6   # 3 implementations x 2 GEMM partitions
     assert parse_dma_collectives("dma_pull, nccl_ce") == ("dma_pull", "nccl_ce")
     with pytest.raises(C3profError, match="unknown DMA collective"):
         parse_dma_collectives("dma_fast")
@@ -119,7 +119,7 @@ def test_plan_runs_with_collectives():
     assert ag == ["llama70b-tp-ag/base/default", "llama70b-tp-ag/dma/nccl_ce", "llama70b-tp-ag/dma/dma_push",
                   "llama70b-tp-ag/dma/dma_pull"]
     assert [p.id for p in plans if p.scenario.name == "llama70b-tp-ar"] == ["llama70b-tp-ar/base/default"]
-    assert [p.variant.transport for p in plans if p.scenario.name == "smoke-cb2k-x-4M"] == ["sm_kernel", "ce_h2d"]
+    assert [p.variant.transport for p in plans if p.scenario.name == "smoke-cb2k-x-4M"] == ["sm_zc_h2d", "ce_h2d"]
 
 
 # -- LLaMA suites: every size re-derived from the model dimensions ------------------------------------

@@ -16,8 +16,7 @@ from c3prof.backends import AUTO, names as backend_names
 from c3prof.capture.distributed import add_distributed_arguments
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, TraceError
-from c3prof.plan.model import (DEFAULT_RP_COMM_CTAS, DEFAULT_RP_GEMM_SMS, DEFAULT_STRATEGIES, DMA_TRANSPORTS,
-                               SM_TRANSPORTS, STRATEGIES, parse_strategies)
+from c3prof.plan.model import DEFAULT_RP_GEMM_SMS, DEFAULT_STRATEGIES, STRATEGIES, parse_strategies
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -32,7 +31,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: default)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
@@ -52,13 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rp-gemm-sms", type=_int_list, default=DEFAULT_RP_GEMM_SMS,
                    help=f"GEMM SM counts swept by rp and dma+rp (green contexts; default "
                         f"{','.join(map(str, DEFAULT_RP_GEMM_SMS))})")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=DEFAULT_RP_COMM_CTAS,
-                   help=f"CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default "
-                        f"{','.join(map(str, DEFAULT_RP_COMM_CTAS))})")
-    p.add_argument("--sm-transport", default=SM_TRANSPORTS[0], choices=SM_TRANSPORTS,
-                   help="how base/sp/rp move bytes on one GPU (default %(default)s)")
-    p.add_argument("--dma-transport", default=DMA_TRANSPORTS[0], choices=DMA_TRANSPORTS,
-                   help="copy-engine transfer used by dma (default %(default)s)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=None,
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
+                        "link: 8 for PCIe, 32 for HBM)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "

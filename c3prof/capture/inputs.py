@@ -43,7 +43,7 @@ def stopping_rule(args):
 def load_scenarios(args):
     from c3prof.scenarios import load_scenario_file, load_suite
 
-    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "taxonomy")
+    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "default")
     if args.only:
         keep = [n for n in args.only.split(",") if n]
         unknown = sorted(set(keep) - {s.name for s in scenarios})
@@ -56,5 +56,4 @@ def load_scenarios(args):
 def plan_options(args, bench, **extra) -> PlanOptions:
     """The plan's options: the device's SM count and highest stream priority, the command line's sweeps."""
     return PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
-                       rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas,
-                       sm_transport=args.sm_transport, dma_transport=args.dma_transport, **extra)
+                       rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas, **extra)

@@ -22,6 +22,9 @@ from c3prof.errors import C3profError
 from c3prof.plan.model import (DMA_IMPLEMENTATIONS, PlanOptions, Variant, base_first, checked_gemm_sms,
                                unknown_strategy)
 
+# CTA limits of the NCCL collective beside an unpartitioned GEMM (rp), unless --rp-comm-ctas gives them.
+COLLECTIVE_RP_CTAS = (32,)
+
 
 def parse_dma_collectives(text: str) -> tuple[str, ...]:
     items = tuple(dict.fromkeys(t for t in text.replace(" ", "").split(",") if t))
@@ -43,7 +46,8 @@ def collective_variants(op: str, strategy: str, opts: PlanOptions) -> list[Varia
     if strategy == "rp":
         out = [Variant("rp", f"gemm{g}sm", "nccl", gemm_sms=g, comm_ctas=opts.sm_count - g)
                for g in checked_gemm_sms(opts)]
-        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in opts.rp_comm_ctas]
+        ctas = opts.rp_comm_ctas if opts.rp_comm_ctas is not None else COLLECTIVE_RP_CTAS
+        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in ctas]
     if strategy in ("dma", "dma+rp"):
         if op == "all_reduce":
             return []   # SM baseline only

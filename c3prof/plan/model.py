@@ -14,13 +14,7 @@ from c3prof.trace import run_id
 
 STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
 DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
-DEFAULT_RP_GEMM_SMS = (96, 112, 120)    # GEMM SM counts swept by rp and dma+rp (of 132 on an H200)
-DEFAULT_RP_COMM_CTAS = (32,)            # CTA counts of the SM copy kernel beside an unpartitioned GEMM
-
-# Transports of a transfer scenario on one GPU. Which engine really carried each is measured at
-# capture time (engine_evidence records), not assumed from these names.
-SM_TRANSPORTS = ("sm_kernel", "memcpy_d2d")
-DMA_TRANSPORTS = ("ce_h2d", "ce_d2h")
+DEFAULT_RP_GEMM_SMS = (104, 120)        # GEMM SM counts swept by rp and dma+rp (of 132 on an H200)
 
 # The implementations of a collective, measured side by side and validated byte for byte:
 #   nccl      NCCL's SM kernels through torch.distributed (optionally CTA-limited: max_ctas)
@@ -47,7 +41,9 @@ class Variant:
     comm_priority: int = 0
     gemm_sms: int | None = None        # SMs of the GEMM's partition (None: the whole GPU)
     comm_sms: int | None = None        # SMs of the communication's partition (None: whole GPU)
-    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: 2 per SM of its group)
+    comm_ctas: int | None = None       # CTAs of the SM copy kernel (None: the link's default)
+    link: str | None = None            # the link the bytes cross (transfer scenarios)
+    carrier: str | None = None         # "sm" or "copy_engine": what the strategy asks for
 
     def params(self) -> dict:
         return asdict(self)
@@ -58,9 +54,7 @@ class PlanOptions:
     sm_count: int
     greatest_priority: int = -5        # the device's highest stream priority (CUDA: -5)
     rp_gemm_sms: tuple[int, ...] = DEFAULT_RP_GEMM_SMS
-    rp_comm_ctas: tuple[int, ...] = DEFAULT_RP_COMM_CTAS
-    sm_transport: str = SM_TRANSPORTS[0]
-    dma_transport: str = DMA_TRANSPORTS[0]
+    rp_comm_ctas: tuple[int, ...] | None = None   # None: the link's (or collective's) default
     # Multi-GPU captures (c3prof/plan/collectives.py plans their collective scenarios).
     distributed: bool = False
     dma_collectives: tuple[str, ...] = DMA_IMPLEMENTATIONS

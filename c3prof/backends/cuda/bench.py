@@ -23,7 +23,7 @@ from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.nvml import Nvml
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
-from c3prof.backends.cuda.transports import TransferBuffers, make_transport
+from c3prof.backends.cuda.transports import LINK_OF, TransferBuffers, default_sm_ctas, make_transport
 from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
 from c3prof.trace import counters_record
@@ -96,19 +96,21 @@ class CudaBench:
         return measure_ceilings(self.torch, self.stream, dtypes, self.props["l2_bytes"], self.sm_count)
 
     def engine_evidence_record(self, transport_name: str) -> dict:
-        buffers = TransferBuffers(self.torch, EVIDENCE_BYTES, seed=self.seed + 99)
-        t = make_transport(self.torch, transport_name, buffers, ctas=2 * self.sm_count)
+        link = LINK_OF[transport_name]
+        buffers = TransferBuffers(self.torch, link, EVIDENCE_BYTES, seed=self.seed + 99)
+        t = make_transport(self.torch, transport_name, buffers, ctas=default_sm_ctas(link, self.sm_count))
         rec = probe(self.torch, self.nvml, t, self.stream)
+        rec["link"] = link
         del t, buffers
         self.torch.cuda.empty_cache()
         return rec
 
     # -- capacity checks (before allocating) -----------------------------------------------------
 
-    def check_fits(self, scenario: Scenario, transports) -> None:
+    def check_fits(self, scenario: Scenario, transports=()) -> None:
         n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
-        device_bytes = n_sets * set_bytes(scenario.gemm) + 2 * scenario.comm.bytes
-        host = max((TransferBuffers.host_bytes_needed(t, scenario.comm.bytes) for t in transports), default=0)
+        comm_device, host = TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
+        device_bytes = n_sets * set_bytes(scenario.gemm) + comm_device
         free_b, _ = rt.mem_get_info()
         dev.check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
 
@@ -116,7 +118,7 @@ class CudaBench:
 
     def open_scenario(self, scenario: Scenario) -> ScenarioSetup:
         gemm = TorchGemm(self.torch, scenario.gemm, input_sets(scenario.gemm, self.props["l2_bytes"]), seed=self.seed)
-        buffers = TransferBuffers(self.torch, scenario.comm.bytes, seed=self.seed + 1)
+        buffers = TransferBuffers(self.torch, scenario.comm.link or "pcie_h2d", scenario.comm.bytes, seed=self.seed + 1)
         self.torch.cuda.synchronize()
         return ScenarioSetup(scenario, gemm, buffers)
 
@@ -135,10 +137,13 @@ class CudaBench:
             gemm_stream = make_stream(torch, v.gemm_priority, "gemm")
             comm_stream = make_stream(torch, v.comm_priority, "comm")
         ctas = None
-        if v.transport == "sm_kernel":
-            ctas = v.comm_ctas or 2 * (comm_stream.sms or self.sm_count)
+        if v.carrier == "sm":
+            ctas = v.comm_ctas or default_sm_ctas(setup.buffers.link, comm_stream.sms or self.sm_count)
             params["comm_ctas"] = ctas
-        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas)
+        chunk = setup.scenario.comm.chunk
+        params["chunk"] = chunk
+        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas, chunk=chunk,
+                                   priority=v.comm_priority)
         timer = self.make_timer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
                                 make_pool=DeviceEventPool, gate=self.gate)
         # Streams must outlive the timer's queued work; keep them referenced until close().

@@ -52,7 +52,7 @@ def measure_ceilings(torch, stream, dtypes, l2_bytes: int, sm_count: int) -> dic
     dst = torch.empty_like(src)
     copy["d2d"] = _entry(time_ms(stream, lambda i: rt.memcpy_async(dst.data_ptr(), src.data_ptr(), n, stream.dma)),
                          2 * n, "B/s", bytes=n, counted="read+write", method="cudaMemcpyAsync device-to-device")
-    copy["sm_kernel"] = _entry(time_ms(stream, lambda i: launch_copy(torch, src, dst, 2 * sm_count, stream)),
+    copy["sm_kernel"] = _entry(time_ms(stream, lambda i: launch_copy(torch, [(src, dst)], 2 * sm_count, stream)),
                                2 * n, "B/s", bytes=n, counted="read+write", ctas=2 * sm_count)
     h = 256 * 2**20
     host = rt.HostBuffer(h)

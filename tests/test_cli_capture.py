@@ -69,7 +69,7 @@ def test_no_gpu_says_so_and_points_to_report(tmp_path):
 
 def test_suites_listing():
     proc = c3prof("suites")
-    assert proc.returncode == 0 and "taxonomy" in proc.stdout and "smoke" in proc.stdout
+    assert proc.returncode == 0 and "default" in proc.stdout and "smoke" in proc.stdout
     proc = c3prof("suites", "smoke")
     assert "smoke-cb2k-x-4M" in proc.stdout
 

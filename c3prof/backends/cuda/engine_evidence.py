@@ -13,8 +13,10 @@ import math
 from c3prof.backends.cuda.ceilings import time_ms
 from c3prof.trace import engine_evidence_record
 
-SM_BUSY_PCT = 20.0   # above: carried by SMs; below 5: copy engine; between: unknown
-SM_IDLE_PCT = 5.0
+# A copy engine leaves the SMs idle (SM_UTIL 0.0 measured on H200); an SM carrier keeps its CTAs'
+# SMs busy: 16 CTAs of an NCCL-like PCIe copy occupy about 12% of 132 SMs, a device copy 60-98%.
+SM_BUSY_PCT = 5.0    # at or above: carried by SMs; at or below SM_IDLE_PCT: copy engine; between: unknown
+SM_IDLE_PCT = 1.0
 METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
 METHOD = "nvml_gpm_sm_util"
 RULE = f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"

@@ -360,3 +360,72 @@ def read_trace(path: str | Path) -> Trace:
                                       "error": "errors"}[kind]).append(rec)
     assert trace is not None
     return trace
+
+
+# ------------------------------------------------------------------------------------------------
+# Record constructors: how writers build each record type (docs/trace-format.md lists the fields).
+# Capture and the backends call these instead of writing dict literals, so a field is named once.
+# ------------------------------------------------------------------------------------------------
+
+def machine_record(gpu: dict, versions: dict, **fields) -> dict:
+    """``machine``: the device (identity and properties) and software versions, plus backend fields
+    (clocks_start, stream_priority_range, settings, distributed, ...)."""
+    return {"record": "machine", "gpu": gpu, "versions": versions, **fields}
+
+
+def ceilings_record(gemm_flops_per_s: dict, copy_bytes_per_s: dict) -> dict:
+    """``ceilings``: measured peak GEMM FLOP/s per dtype and copy bandwidths per path."""
+    return {"record": "ceilings", "gemm_flops_per_s": gemm_flops_per_s, "copy_bytes_per_s": copy_bytes_per_s}
+
+
+def engine_evidence_record(transport: str, nbytes: int, expected_carrier: str | None, method: str,
+                           single_transfer_ms: float, **fields) -> dict:
+    """``engine_evidence``: which engine carried ``transport`` (``carrier`` among the fields)."""
+    return {"record": "engine_evidence", "transport": transport, "bytes": nbytes,
+            "expected_carrier": expected_carrier, "method": method, "single_transfer_ms": single_transfer_ms,
+            **fields}
+
+
+def phase_record(run: str, scenario: dict, strategy: str, variant: str, params: dict, phase: str,
+                 samples: dict, stop: dict, **fields) -> dict:
+    """``phase``: every repetition of one phase of one run, why the stopping rule stopped, and
+    optional fields (``rounds``, ``round_group`` of an interleaved measurement)."""
+    return {"record": "phase", "run": run, "scenario": scenario, "strategy": strategy, "variant": variant,
+            "params": params, "phase": phase, "samples": samples, "stop": stop, **fields}
+
+
+def validation_record(run: str, phase: str, checks: list[dict]) -> dict:
+    """``validation``: one record per phase over every batch checked in it. Each check is a
+    transport's validate() result plus ``injected_corruption``."""
+    bad = [c for c in checks if not c["ok"]]
+    first = checks[0]
+    return {"record": "validation", "run": run, "phase": phase, "transport": first["transport"],
+            "method": first["method"], "batches_checked": len(checks), "bytes_per_check": first["bytes_checked"],
+            "bytes_checked": sum(c["bytes_checked"] for c in checks),
+            "mismatched_bytes": sum(c["mismatched_bytes"] for c in checks),
+            "first_mismatch_offset": bad[0]["first_mismatch_offset"] if bad else None,
+            "injected_corruption": any(c["injected_corruption"] for c in checks), "ok": not bad}
+
+
+def counters_record(run: str, phase: str, source: str, metrics: dict, **fields) -> dict:
+    """``counters``: hardware counters of one phase from ``source`` (metrics: name -> value, unit)."""
+    return {"record": "counters", "run": run, "phase": phase, "source": source, "metrics": metrics, **fields}
+
+
+def counter_source_record(source: str, available: bool, **fields) -> dict:
+    """``counter_source``: whether ``source`` ran here; when not, ``reason`` says why."""
+    return {"record": "counter_source", "source": source, "available": available, **fields}
+
+
+def error_record(run: str, message: str, phase: str | None = None, **fields) -> dict:
+    """``error``: a run that failed (or is not applicable here: ``not_applicable``); its measured
+    phases stay in the trace."""
+    return {"record": "error", "run": run, "phase": phase, "message": message, **fields}
+
+
+def end_record(status: str, clocks_end: dict, wall_s: float, phases_measured: int, runs_failed: list[str],
+               validation_failures: list[str]) -> dict:
+    """``end``: the capture session finished (``complete``), was ``interrupted`` or ``failed``."""
+    return {"record": "end", "status": status, "clocks_end": clocks_end, "wall_s": wall_s,
+            "phases_measured": phases_measured, "runs_failed": runs_failed,
+            "validation_failures": validation_failures}

@@ -81,3 +81,15 @@ def test_wait_until_stops_when_a_peer_announced_a_failure():
     store.set(ABORT_KEY, "rank 1: out of memory")
     with pytest.raises(PeerFailed, match="rank 1: out of memory"):
         ctrl.wait_until(lambda: False, deadline_s=30)
+
+
+def test_agreed_rule_settles_a_sweep_only_when_every_rank_would_stop():
+    from c3prof.capture.agreement import AgreedStoppingRule
+    from c3prof.capture.stopping import StoppingRule
+
+    peers = {"reasons": [None]}
+    rule = AgreedStoppingRule(StoppingRule(min_reps=2, max_reps=4), lambda local: [local, *peers["reasons"]])
+    assert StoppingRule().settle("noise") == "noise"           # one process decides alone
+    assert rule.settle("noise") is None                         # a peer still wants rounds
+    peers["reasons"] = ["max_reps"]
+    assert rule.settle("noise") == "noise"                      # all stop; the local reason is recorded

@@ -191,12 +191,15 @@ def test_a_rank_dying_stops_the_others_and_keeps_their_samples(tmp_path):
     from c3prof.trace import read_trace
 
     _files(tmp_path)
-    # A run is 4 warmup batches + 2 rounds of 4 batches (phases interleaved); rank 1 dies in run 3.
-    r = _launch(tmp_path, {"argv": BASE, "die_rank": 1, "die_after": 30}, timeout=90)
+    # Every phase of every run of a scenario is measured in the same rounds and written when the
+    # scenario ends: 4 runs x 4 phases = 16 units, each 1 warmup batch + 6 rounds of 1 batch (the
+    # fakes are noiseless, so the sweep stops after the minimum 6 rounds) = 112 batches per
+    # scenario. Rank 1 dies 30 batches into the second scenario: the first one is kept, whole.
+    r = _launch(tmp_path, {"argv": BASE, "die_rank": 1, "die_after": 112 + 30}, timeout=90)
     assert r.returncode != 0
     t = read_trace(tmp_path / "cap.rank0.jsonl")           # readable: every line complete
     measured = sum(len(run.phases) for run in t.runs.values())
-    assert measured % 4 == 0 and 4 <= measured <= 12, measured
+    assert measured == 16 and {run.scenario["name"] for run in t.runs.values()} == {"ag-x"}, measured
     assert t.ends and t.ends[-1]["status"] != "complete"
     assert "rank 0: stopped" in r.stderr or "rank 0: stopped because another rank failed" in r.stderr, r.stderr[-3000:]
 

@@ -177,3 +177,13 @@ def test_failed_run_is_recorded_and_the_sweep_continues(tmp_path):
     t = read_trace(p)
     assert len(t.errors) == 2 and "simulated out of memory" in t.errors[0]["message"]
     assert sum(r.complete for r in t.runs.values()) == 4
+
+
+def test_quick_fraction_uses_the_report_formula():
+    from c3prof.capture.progress import quick_fraction
+
+    base = {"gemm": 2.0, "comm": 1.0, "serial": 3.0}
+    # ideal 3/2 = 1.5, realized 3/2.5 = 1.2: (1.2 - 1) / (1.5 - 1) = 0.4
+    assert quick_fraction(base, {"concurrent": 2.5}) == pytest.approx(0.4)
+    assert quick_fraction({**base, "serial": 2.0}, {"concurrent": 2.0}) is None     # ideal 1: nothing to gain
+    assert quick_fraction(base, {}) is None

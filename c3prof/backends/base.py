@@ -99,9 +99,11 @@ class Bench(Protocol):
     """One device, opened for a capture.
 
     ``sm_count`` (compute units a partition divides) and ``priority_range`` ((least, greatest)
-    stream priority) feed the plan; ``device`` and ``seed`` are echoed to counter workers.
+    stream priority) feed the plan; ``backend_name`` (the registry's name), ``device`` and ``seed``
+    let a counter worker process open the same bench again.
     """
 
+    backend_name: str
     device: int
     seed: int
     sm_count: int

@@ -118,20 +118,20 @@ class Control:
 
 
 class AgreedStoppingRule(StoppingRule):
-    """A StoppingRule whose decision is the same on every rank: a phase stops when every rank's
-    local rule says stop (the reason recorded is the local one). Not a dataclass of its own: the
-    agreement function stays out of describe()/asdict()."""
+    """A StoppingRule whose decision is the same on every rank: a phase (or a scenario's sweep of
+    rounds) stops when every rank's local rule says stop; the reason recorded is the local one.
+    Not a dataclass of its own: the agreement function stays out of describe()/asdict()."""
 
     def __init__(self, base: StoppingRule, agree):
         super().__init__(**asdict(base))
         object.__setattr__(self, "_agree", agree)
 
-    def stop_reason(self, samples, elapsed_s: float):
-        local = super().stop_reason(samples, elapsed_s)
+    def settle(self, local: str | None) -> str | None:
         reasons = self._agree(local)
-        if all(r is not None for r in reasons):
-            return local
-        return None
+        return local if all(r is not None for r in reasons) else None
+
+    def stop_reason(self, samples, elapsed_s: float):
+        return self.settle(super().stop_reason(samples, elapsed_s))
 
 
 def plan_digest(plans, extra: dict) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from c3prof.backends import AUTO, names as backend_names
 from c3prof.capture.distributed import add_distributed_arguments
-from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
+from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, TraceError
-from c3prof.plan.model import DEFAULT_STRATEGIES, STRATEGIES
+from c3prof.plan.model import DEFAULT_RP_GEMM_SMS, DEFAULT_STRATEGIES, STRATEGIES, parse_strategies
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -47,8 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device; "
                         f"default {AUTO})")
     p.add_argument("--device", type=int, default=0, help="device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=(104, 120),
-                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 104,120)")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=DEFAULT_RP_GEMM_SMS,
+                   help=f"GEMM SM counts swept by rp and dma+rp (green contexts; default "
+                        f"{','.join(map(str, DEFAULT_RP_GEMM_SMS))})")
     p.add_argument("--rp-comm-ctas", type=_int_list, default=None,
                    help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
                         "link: 8 for PCIe, 32 for HBM)")
@@ -79,14 +81,21 @@ def _check_resume_matches(existing, bench, plans) -> None:
             raise TraceError(f"{existing.path}: scenario of run {rid} differs from the one asked for now")
 
 
-def run(args) -> int:
-    from c3prof.capture import distributed
-    from c3prof.capture.counters import parse_sources
-    from c3prof.plan.model import PlanOptions, parse_strategies
-    from c3prof.plan.strategies import plan_runs
+@dataclass(frozen=True)
+class SingleGpuInputs:
+    """Everything checked before the device is touched."""
 
-    if getattr(args, "gpus", None) or distributed.under_torchrun():
-        return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
+    strategies: tuple[str, ...]
+    counter_sources: tuple[str, ...]
+    counter_strategies: tuple[str, ...]
+    rule: object
+    scenarios: list
+    out: Path
+
+
+def _read_inputs(args) -> SingleGpuInputs:
+    from c3prof.capture.counters import parse_sources
+
     strategies = parse_strategies(args.strategies)
     counter_sources = parse_sources(args.counters)
     counter_strategies = parse_strategies(args.counter_strategies)
@@ -96,22 +105,27 @@ def run(args) -> int:
     scenarios = load_scenarios(args)
     out = Path(args.out)
     check_output(out, args.resume)
+    return SingleGpuInputs(strategies, counter_sources, counter_strategies, rule, scenarios, out)
 
-    # Only now touch the GPU (and import torch).
+
+def _open_bench(args, inputs: SingleGpuInputs):
+    """The backend's bench and the plan it can run (every scenario checked to fit)."""
     from c3prof.backends import get_backend
     from c3prof.capture.phases import PhaseTimer
-    from c3prof.capture.progress import SweepProgress
-    from c3prof.capture.runner import CaptureOptions, Runner
-    from c3prof.trace import TraceWriter
+    from c3prof.plan.strategies import plan_runs
 
     backend = get_backend(args.backend)
     backend.prepare_environment()
     bench = backend.open_bench(args.device, args.seed, PhaseTimer)
-    plans = plan_runs(scenarios, strategies, PlanOptions(
-        sm_count=bench.sm_count, greatest_priority=bench.priority_range[1], rp_gemm_sms=args.rp_gemm_sms,
-        rp_comm_ctas=args.rp_comm_ctas))
-    for s in scenarios:
+    plans = plan_runs(inputs.scenarios, inputs.strategies, plan_options(args, bench))
+    for s in inputs.scenarios:
         bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
+    return bench, plans
+
+
+def _open_writer(out: Path, args, bench, plans):
+    from c3prof.trace import TraceWriter
+
     writer = TraceWriter(out, resume=args.resume, command=["c3prof", *sys.argv[1:]])
     if writer.repaired_bytes:
         print(f"c3prof capture: dropped an incomplete last line ({writer.repaired_bytes} bytes) left by an "
@@ -122,24 +136,41 @@ def run(args) -> int:
         except TraceError:
             writer.close()
             raise
-    progress = SweepProgress(enabled=not args.quiet)
-    options = CaptureOptions(rule=rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
-                             gpm="gpm" in counter_sources, ncu="ncu" in counter_sources,
-                             pm_sampling="pmsampling" in counter_sources,
-                             counter_strategies=counter_strategies, counter_reps=args.counter_reps,
+    return writer
+
+
+def _sweep(args, inputs: SingleGpuInputs, bench, plans, writer) -> int:
+    from c3prof.capture.progress import SweepProgress
+    from c3prof.capture.runner import CaptureOptions, Runner
+
+    sources = inputs.counter_sources
+    options = CaptureOptions(rule=inputs.rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
+                             gpm="gpm" in sources, ncu="ncu" in sources, pm_sampling="pmsampling" in sources,
+                             counter_strategies=inputs.counter_strategies, counter_reps=args.counter_reps,
                              ncu_replay=args.ncu_replay)
-    runner = Runner(bench, writer, options, progress, existing=writer.existing)
+    runner = Runner(bench, writer, options, SweepProgress(enabled=not args.quiet), existing=writer.existing)
     try:
         summary = runner.run(plans)
     except KeyboardInterrupt:
         print(f"c3prof capture: interrupted; {runner.summary.phases_measured} phases measured now are kept in "
-              f"{out}; continue with the same command plus --resume", file=sys.stderr)
+              f"{inputs.out}; continue with the same command plus --resume", file=sys.stderr)
         return 130
     finally:
         writer.close()
-    print(f"c3prof capture: {summary.phases_measured} phases written to {out}", file=sys.stderr)
+    print(f"c3prof capture: {summary.phases_measured} phases written to {inputs.out}", file=sys.stderr)
     if summary.runs_failed or summary.validation_failures:
         print(f"c3prof capture: {len(summary.runs_failed)} run(s) failed, {len(summary.validation_failures)} "
               f"transfer(s) did not validate (details in the trace's error/validation records)", file=sys.stderr)
         return 1
     return 0
+
+
+def run(args) -> int:
+    from c3prof.capture import distributed
+
+    if getattr(args, "gpus", None) or distributed.under_torchrun():
+        return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
+    inputs = _read_inputs(args)
+    # Only now touch the GPU (and import torch).
+    bench, plans = _open_bench(args, inputs)
+    return _sweep(args, inputs, bench, plans, _open_writer(inputs.out, args, bench, plans))

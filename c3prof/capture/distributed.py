@@ -40,10 +40,10 @@ from pathlib import Path
 
 from c3prof.backends import get_backend
 from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
-from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
+from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, NoGPUError, PeerFailed
 from c3prof.plan.collectives import parse_dma_collectives
-from c3prof.plan.model import PlanOptions, parse_strategies
+from c3prof.plan.model import DMA_IMPLEMENTATIONS, NCCL_IMPLEMENTATIONS, parse_strategies
 from c3prof.plan.strategies import plan_runs
 
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
@@ -71,8 +71,9 @@ def add_distributed_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("multi-GPU capture (under torchrun, or --gpus N)")
     g.add_argument("--gpus", type=_positive_int, metavar="N",
                    help="spawn N ranks on this node (torch.distributed.run) and capture collective scenarios")
-    g.add_argument("--dma-collectives", default="nccl_ce,dma_push,dma_pull",
-                   help="copy-engine collectives run by the dma strategies (nccl_ce, dma_push, dma_pull)")
+    g.add_argument("--dma-collectives", default=",".join(DMA_IMPLEMENTATIONS),
+                   help=f"copy-engine collectives run by the dma strategies ({', '.join(DMA_IMPLEMENTATIONS)}; "
+                        f"default %(default)s)")
     g.add_argument("--dma-api", default="memcpy", choices=("memcpy", "batch", "peer"),
                    help="how c3prof's DMA collectives enqueue copies (default memcpy)")
     g.add_argument("--dma-chunks", type=_positive_int, default=1, help="pieces per peer transfer (default 1)")
@@ -234,12 +235,10 @@ class RankCapture:
 
     def plan(self, bench) -> list:
         args = self.args
-        opts = PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
-                           rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas,
-                           distributed=True, dma_collectives=self.dma_collectives)
+        opts = plan_options(args, bench, distributed=True, dma_collectives=self.dma_collectives)
         plans = plan_runs(self.scenarios, self.strategies, opts)
         if args.share_gpu:
-            nccl_runs = [p.id for p in plans if p.variant.transport in ("nccl", "nccl_ce")]
+            nccl_runs = [p.id for p in plans if p.variant.transport in NCCL_IMPLEMENTATIONS]
             if nccl_runs:
                 raise C3profError(f"--share-gpu: NCCL cannot run two ranks on one GPU, but {len(nccl_runs)} planned "
                                   f"run(s) use it (e.g. {nccl_runs[0]}); use --strategies dma "

@@ -1,5 +1,6 @@
 """The capture's inputs, checked before any device or peer is touched: the output file, the
-stopping rule and the scenarios (shared by the single-GPU and the multi-GPU capture)."""
+stopping rule and the scenarios, and the plan options from the command line and the device
+(shared by the single-GPU and the multi-GPU capture)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from pathlib import Path
 
 from c3prof.errors import C3profError, TraceError
+from c3prof.plan.model import PlanOptions
 
 
 def check_output(path: Path, resume: bool) -> None:
@@ -49,3 +51,9 @@ def load_scenarios(args):
             raise C3profError(f"--only: no scenario named {unknown[0]!r}")
         scenarios = [s for s in scenarios if s.name in keep]
     return scenarios
+
+
+def plan_options(args, bench, **extra) -> PlanOptions:
+    """The plan's options: the device's SM count and highest stream priority, the command line's sweeps."""
+    return PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
+                       rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas, **extra)

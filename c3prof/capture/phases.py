@@ -31,10 +31,10 @@ from typing import Any, Callable
 
 from c3prof.backends.base import EventPool, Workload
 from c3prof.capture.stopping import StoppingRule, relative_noise
+from c3prof.trace import PHASES
 
 S, G0, G1, C0, C1 = range(5)
 EVENTS_PER_REP = 5
-PHASES = ("gemm", "comm", "serial", "concurrent")
 
 
 @dataclass
@@ -264,7 +264,7 @@ def measure_rounds(units: list[Unit], rule: StoppingRule, round_group: str) -> d
             rounds_of[id(u)].extend([rounds] * n)
             u.after(rounds)
         rounds += 1
-        reason = _sweep_reason(units, samples, rule, rounds, spent)
+        reason = rule.settle(_sweep_reason(units, samples, rule, rounds, spent))   # agreed across ranks
     out = {}
     for u in units:
         total = samples[id(u)]["total_ms"]

@@ -1,7 +1,8 @@
 """Progress over the sweep (a bar with ETA) and a one-line result per scenario.
 
 The one-liner is a quick look, computed from medians only: fraction of ideal of each variant
-against the scenario's base run. `c3prof report` gives the full analysis with intervals.
+against the scenario's base run, with the report's formulas (c3prof/analysis/speedup.py) and
+length class (c3prof/analysis/taxonomy.py). `c3prof report` gives the full analysis with intervals.
 """
 
 from __future__ import annotations
@@ -9,15 +10,20 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from c3prof.analysis.speedup import fraction_of_ideal, ideal
+from c3prof.analysis.taxonomy import length_class
+
 
 def quick_fraction(base: dict, run: dict) -> float | None:
-    """(realized - 1) / (ideal - 1) from median phase times, with the base run as reference."""
+    """Fraction of ideal from median phase times, with the base run as reference (None where a
+    phase is missing or there is nothing to gain: ideal <= 1)."""
     try:
-        ideal = base["serial"] / max(base["gemm"], base["comm"])
-        realized = base["serial"] / run["concurrent"]
-    except (KeyError, ZeroDivisionError):
+        ts, tg, tc, tcc = base["serial"], base["gemm"], base["comm"], run["concurrent"]
+    except KeyError:
         return None
-    return None if ideal <= 1 else (realized - 1) / (ideal - 1)
+    if min(tg, tc, tcc) <= 0 or ideal(ts, tg, tc) <= 1:
+        return None
+    return fraction_of_ideal(ts, tg, tc, tcc)
 
 
 def scenario_line(name: str, rows) -> str:
@@ -25,8 +31,7 @@ def scenario_line(name: str, rows) -> str:
     parts = [f"[bold]{name}[/bold]"]
     if base and "gemm" in base and "comm" in base:
         tg, tc = base["gemm"], base["comm"]
-        cls = "G-long" if tg > 1.15 * tc else "C-long" if tc > 1.15 * tg else "GC-equal"
-        parts.append(f"T_g {tg:.3f} ms  T_c {tc:.3f} ms  {cls}")
+        parts.append(f"T_g {tg:.3f} ms  T_c {tc:.3f} ms  {length_class(tg, tc)}")
     for plan, m in rows:
         f = quick_fraction(base, m) if base else None
         if f is not None:

@@ -29,7 +29,8 @@ from itertools import groupby
 from c3prof.capture.phases import PHASES, Unit, measure_rounds
 from c3prof.capture.stopping import StoppingRule
 from c3prof.plan.model import RunPlan
-from c3prof.trace import Trace, TraceWriter
+from c3prof.trace import (Trace, TraceWriter, counter_source_record, end_record, error_record, phase_record,
+                          validation_record)
 
 
 @dataclass
@@ -55,12 +56,9 @@ class CaptureSummary:
 
 
 def _phase_record(plan: RunPlan, phase: str, params: dict, result) -> dict:
-    rec = {"record": "phase", "run": plan.id, "scenario": plan.scenario.to_dict(),
-           "strategy": plan.variant.strategy, "variant": plan.variant.name, "params": params,
-           "phase": phase, "samples": result.samples, "stop": result.stop}
-    if result.rounds is not None:
-        rec.update(rounds=result.rounds, round_group=result.round_group)
-    return rec
+    extra = {} if result.rounds is None else {"rounds": result.rounds, "round_group": result.round_group}
+    return phase_record(plan.id, plan.scenario.to_dict(), plan.variant.strategy, plan.variant.name, params, phase,
+                        result.samples, result.stop, **extra)
 
 
 class Runner:
@@ -120,17 +118,15 @@ class Runner:
         finally:
             self.summary.status = status
             self.progress.stop()
-            self.writer.write({"record": "end", "status": status, "clocks_end": self.bench.clocks(),
-                               "wall_s": round(time.time() - t0, 3),
-                               "phases_measured": self.summary.phases_measured,
-                               "runs_failed": self.summary.runs_failed,
-                               "validation_failures": self.summary.validation_failures})
+            self.writer.write(end_record(status, self.bench.clocks(), round(time.time() - t0, 3),
+                                         self.summary.phases_measured, self.summary.runs_failed,
+                                         self.summary.validation_failures))
         return self.summary
 
     def _fail(self, plan_ids: list[str], exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}".splitlines()[0]
         for rid in plan_ids:
-            self.writer.write({"record": "error", "run": rid, "phase": None, "message": message})
+            self.writer.write(error_record(rid, message))
             self.summary.runs_failed.append(rid)
         self.progress.note(f"[red]failed[/red] {', '.join(plan_ids)}: {message}")
 
@@ -171,11 +167,11 @@ class Runner:
         measured = self.carriers.get(v.transport)
         if v.carrier != "copy_engine" or measured != "sm":   # unknown evidence: measure, the report flags it
             return False
-        self.writer.write({"record": "error", "run": plan.id, "phase": None, "not_applicable": True,
-                           "strategy": v.strategy, "link": v.link, "transport": v.transport,
-                           "message": f"not applicable: {v.strategy} needs a copy-engine path over {v.link}, but "
-                                      f"{v.transport} was measured on {measured} (engine_evidence record of "
-                                      f"{v.transport}); no other link is substituted"})
+        self.writer.write(error_record(plan.id, f"not applicable: {v.strategy} needs a copy-engine path over "
+                                                f"{v.link}, but {v.transport} was measured on {measured} "
+                                                f"(engine_evidence record of {v.transport}); no other link is "
+                                                f"substituted", not_applicable=True, strategy=v.strategy,
+                                       link=v.link, transport=v.transport))
         self.progress.note(f"{plan.id}: not applicable ({v.transport} runs on {measured} here)")
         return True
 
@@ -244,25 +240,18 @@ class Runner:
         rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)
         if rec is not None:
             if not self._gpm_recorded:
-                self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": True,
-                                   "metrics": sorted(rec["metrics"])})
+                self.writer.write(counter_source_record("nvml_gpm", True, metrics=sorted(rec["metrics"])))
                 self._gpm_recorded = True
             self.writer.write(rec)
             return
-        self.writer.write({"record": "counter_source", "source": "nvml_gpm", "available": False, "reason": reason})
+        self.writer.write(counter_source_record("nvml_gpm", False, reason=reason))
         self.progress.note(f"counters: NVML GPM unavailable ({reason}); continuing without it")
         self.options.gpm = False
 
     def _validation(self, plan: RunPlan, phase: str, checks: list[dict]) -> None:
         """One validation record per phase, over every batch of it (each batch poisoned, then checked)."""
+        rec = validation_record(plan.id, phase, checks)
         bad = [c for c in checks if not c["ok"]]
-        first = checks[0]
-        rec = {"record": "validation", "run": plan.id, "phase": phase, "transport": first["transport"],
-               "method": first["method"], "batches_checked": len(checks), "bytes_per_check": first["bytes_checked"],
-               "bytes_checked": sum(c["bytes_checked"] for c in checks),
-               "mismatched_bytes": sum(c["mismatched_bytes"] for c in checks),
-               "first_mismatch_offset": bad[0]["first_mismatch_offset"] if bad else None,
-               "injected_corruption": any(c["injected_corruption"] for c in checks), "ok": not bad}
         self.writer.write(rec)
         if bad:
             self.summary.validation_failures.append(f"{plan.id}:{phase}")

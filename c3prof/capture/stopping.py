@@ -50,6 +50,13 @@ class StoppingRule:
             return "timeout"
         return None
 
+    def settle(self, local: str | None) -> str | None:
+        """The decision to act on, given this process's ``local`` stop reason (None: go on). One
+        process acts on its own; a multi-GPU capture's rule (capture/agreement.py) agrees across
+        ranks, so that every rank stops in the same round. Callers that decide outside
+        ``stop_reason`` (a scenario-wide sweep) pass their decision through here."""
+        return local
+
     def next_batch(self, n_done: int) -> int:
         """Repetitions to enqueue next: min_reps first, then half-batches up to max_reps."""
         if n_done == 0:

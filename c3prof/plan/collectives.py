@@ -19,20 +19,8 @@ all_reduce is an SM baseline only (it needs arithmetic; copy engines only move b
 from __future__ import annotations
 
 from c3prof.errors import C3profError
-from c3prof.plan.model import PlanOptions, Variant, base_first, checked_gemm_sms, unknown_strategy
-
-# The implementations of a collective, measured side by side and validated byte for byte:
-#   nccl      NCCL's SM kernels through torch.distributed (optionally CTA-limited: max_ctas)
-#   nccl_ce   NCCL's copy-engine collectives (NCCL >= 2.28: CTA policy zero + buffers registered
-#             as symmetric windows through torch's NCCL symmetric memory)
-#   dma_push  c3prof's own DMA collectives: shards moved by copy-engine copies between ranks
-#   dma_pull  through IPC mappings, ordered across ranks with device-side flags (push: the source
-#             rank's stream writes into the peer; pull: the destination rank's stream reads)
-IMPLEMENTATIONS = ("nccl", "nccl_ce", "dma_push", "dma_pull")
-DMA_IMPLEMENTATIONS = ("nccl_ce", "dma_push", "dma_pull")
-# Which engine each implementation is meant to use (what engine evidence must confirm, not assume).
-EXPECTED_CARRIER = {"nccl": "sm", "nccl_ce": "copy_engine", "dma_push": "copy_engine", "dma_pull": "copy_engine"}
-COLLECTIVE_OPS = ("all_gather", "all_to_all", "all_reduce")
+from c3prof.plan.model import (DMA_IMPLEMENTATIONS, PlanOptions, Variant, base_first, checked_gemm_sms,
+                               unknown_strategy)
 
 # CTA limits of the NCCL collective beside an unpartitioned GEMM (rp), unless --rp-comm-ctas gives them.
 COLLECTIVE_RP_CTAS = (32,)

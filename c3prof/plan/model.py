@@ -14,6 +14,21 @@ from c3prof.trace import run_id
 
 STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
 DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
+DEFAULT_RP_GEMM_SMS = (104, 120)        # GEMM SM counts swept by rp and dma+rp (of 132 on an H200)
+
+# The implementations of a collective, measured side by side and validated byte for byte:
+#   nccl      NCCL's SM kernels through torch.distributed (optionally CTA-limited: max_ctas)
+#   nccl_ce   NCCL's copy-engine collectives (NCCL >= 2.28: CTA policy zero + buffers registered
+#             as symmetric windows through torch's NCCL symmetric memory)
+#   dma_push  c3prof's own DMA collectives: shards moved by copy-engine copies between ranks
+#   dma_pull  through IPC mappings, ordered across ranks with device-side flags (push: the source
+#             rank's stream writes into the peer; pull: the destination rank's stream reads)
+NCCL_IMPLEMENTATIONS = ("nccl", "nccl_ce")
+OWN_DMA_IMPLEMENTATIONS = ("dma_push", "dma_pull")
+IMPLEMENTATIONS = NCCL_IMPLEMENTATIONS + OWN_DMA_IMPLEMENTATIONS
+DMA_IMPLEMENTATIONS = ("nccl_ce", *OWN_DMA_IMPLEMENTATIONS)
+# Which engine each implementation is meant to use (what engine evidence must confirm, not assume).
+EXPECTED_CARRIER = {"nccl": "sm", "nccl_ce": "copy_engine", "dma_push": "copy_engine", "dma_pull": "copy_engine"}
 
 
 @dataclass(frozen=True)
@@ -38,11 +53,11 @@ class Variant:
 class PlanOptions:
     sm_count: int
     greatest_priority: int = -5        # the device's highest stream priority (CUDA: -5)
-    rp_gemm_sms: tuple[int, ...] = (104, 120)
+    rp_gemm_sms: tuple[int, ...] = DEFAULT_RP_GEMM_SMS
     rp_comm_ctas: tuple[int, ...] | None = None   # None: the link's (or collective's) default
     # Multi-GPU captures (c3prof/plan/collectives.py plans their collective scenarios).
     distributed: bool = False
-    dma_collectives: tuple[str, ...] = ("nccl_ce", "dma_push", "dma_pull")
+    dma_collectives: tuple[str, ...] = DMA_IMPLEMENTATIONS
 
 
 @dataclass(frozen=True)

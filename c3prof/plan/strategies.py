@@ -41,7 +41,8 @@ RP_COMM_CTAS = {"pcie_h2d": (8,), "pcie_d2h": (8,), "pcie_bidir": (8,), "hbm": (
 def _partition_variants(strategy: str, transport: str, opts: PlanOptions, with_comm_group: bool,
                         **common) -> list[Variant]:
     return [Variant(strategy, f"gemm{g}sm", transport, gemm_sms=g,
-                    comm_sms=opts.sm_count - g if with_comm_group else None, **common) for g in checked_gemm_sms(opts)]
+                    comm_sms=opts.sm_count - g if with_comm_group else None, **common)
+            for g in checked_gemm_sms(opts)]
 
 
 def variants_for(strategy: str, opts: PlanOptions, link: str = "pcie_h2d") -> list[Variant]:

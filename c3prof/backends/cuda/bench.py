@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda import device as dev
+from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.ceilings import measure_ceilings
 from c3prof.backends.cuda.engine_evidence import probe
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
@@ -26,6 +26,7 @@ from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
 from c3prof.backends.cuda.transports import LINK_OF, TransferBuffers, default_sm_ctas, make_transport
 from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
+from c3prof.trace import counters_record
 
 EVIDENCE_BYTES = 256 * 2**20
 # GPM metrics recorded per phase, with their units (NVML reports rates per second, MiB for links).
@@ -196,9 +197,8 @@ class CudaBench:
             return None, result["error"]
         metrics = {name.lower(): {"value": result["metrics"][name.lower()], "unit": unit}
                    for name, unit in GPM_PHASE_METRICS.items()}
-        rec = {"record": "counters", "run": run, "phase": phase, "source": "nvml_gpm", "metrics": metrics,
-               "window_s": result["window_s"], "reps": len(sampled), "timed_samples_ms": sampled[:1000],
-               "unprofiled_samples_ms": plain[:1000]}
+        rec = counters_record(run, phase, "nvml_gpm", metrics, window_s=result["window_s"], reps=len(sampled),
+                              timed_samples_ms=sampled[:1000], unprofiled_samples_ms=plain[:1000])
         if sampled and walls:
             rec["busy_fraction"] = min(1.0, sum(sampled) / 1e3 / walls[0])
         if sampled and plain:

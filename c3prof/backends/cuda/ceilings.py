@@ -15,6 +15,7 @@ from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.copy_kernel import launch_copy
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets
 from c3prof.scenarios import GemmSpec
+from c3prof.trace import ceilings_record
 
 PEAK_SHAPE = (8192, 8192, 8192)
 REPS = 10
@@ -59,4 +60,4 @@ def measure_ceilings(torch, stream, dtypes, l2_bytes: int, sm_count: int) -> dic
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
     copy["d2h"] = _entry(time_ms(stream, lambda i: rt.memcpy_async(host.ptr, src.data_ptr(), h, stream.dma)),
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
-    return {"record": "ceilings", "gemm_flops_per_s": gemm, "copy_bytes_per_s": copy}
+    return ceilings_record(gemm, copy)

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.bench import EVIDENCE_BYTES, CudaBench, ScenarioSetup, VariantSetup
-from c3prof.backends.cuda.engine_evidence import METRICS, classify
+from c3prof.backends.cuda.engine_evidence import METHOD, METRICS, classify
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
 from c3prof.errors import C3profError
-from c3prof.plan.collectives import EXPECTED_CARRIER, IMPLEMENTATIONS
 from c3prof.plan.layout import Layout
-from c3prof.plan.model import Variant
+from c3prof.plan.model import EXPECTED_CARRIER, IMPLEMENTATIONS, NCCL_IMPLEMENTATIONS, OWN_DMA_IMPLEMENTATIONS, Variant
 from c3prof.scenarios import Scenario
+from c3prof.trace import engine_evidence_record
 
 
 class PollingEventPool(DeviceEventPool):
@@ -137,13 +137,13 @@ class DistributedCudaBench(CudaBench):
 
     def _make_collective(self, v: Variant, layout: Layout):
         t = v.transport
-        if t in ("dma_push", "dma_pull"):
+        if t in OWN_DMA_IMPLEMENTATIONS:
             from c3prof.backends.cuda.dma_collective import DmaCollective
 
             coll = self._agreed(f"{t} buffers", lambda: DmaCollective(
                 self.torch, self.ctrl, layout, self.device, t.split("_")[1], api=self.dma["api"],
                 chunks=self.dma["chunks"], streams=self.dma["streams"], seed=self.seed))
-        elif t in ("nccl", "nccl_ce"):
+        elif t in NCCL_IMPLEMENTATIONS:
             if self.nccl_groups is None:
                 raise C3profError("NCCL is not available in this capture (--share-gpu)")
             from c3prof.backends.cuda.nccl import NcclCollective
@@ -213,8 +213,7 @@ def collective_evidence(torch, nvml, coll, stream, ctrl, window_s: float = 0.3) 
 
     result = nvml.gpm_window(METRICS, window_s, busy)
     ctrl.barrier()
-    rec = {"record": "engine_evidence", "transport": coll.name, "bytes": coll.nbytes, "op": coll.layout.op,
-           "expected_carrier": coll.expected_carrier or EXPECTED_CARRIER.get(coll.name, "unknown"),
-           "method": "nvml_gpm_sm_util", "single_transfer_ms": one_ms, "rank": coll.layout.rank,
-           "world_size": coll.layout.world, "params": coll.params()}
-    return {**rec, **classify(result)}
+    return engine_evidence_record(coll.name, coll.nbytes,
+                                  coll.expected_carrier or EXPECTED_CARRIER.get(coll.name, "unknown"), METHOD, one_ms,
+                                  op=coll.layout.op, rank=coll.layout.rank, world_size=coll.layout.world,
+                                  params=coll.params(), **classify(result))

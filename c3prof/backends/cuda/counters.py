@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from c3prof.backends.cuda import ncu
+from c3prof.trace import counter_source_record, counters_record
 
 SOURCES = ("ncu", "pm_sampling")
 
@@ -23,7 +24,7 @@ def _first_error_line(*texts: str) -> str:
 
 
 def _unavailable(source: str, reason: str, **extra) -> list[dict]:
-    return [{"record": "counter_source", "source": source, "available": False, "reason": reason, **extra}]
+    return [counter_source_record(source, False, reason=reason, **extra)]
 
 
 def _under_ncu(path: str, job, ncu_args: list[str]):
@@ -72,13 +73,13 @@ def profile_metrics(job, device_cc: tuple[int, int], note) -> list[dict]:
     rows, timed, metrics, attempts = _metric_attempts(path, job, metrics, note)
     if not rows:
         return _unavailable("ncu", " | ".join(attempts), version=version)
-    records = [{"record": "counters", "run": rid, "phase": phase, "source": "ncu", "replay": job.replay,
-                "reps": job.reps, "metrics": row, "derived": ncu.derived(row), **job.timing_fields(k, timed)}
+    records = [counters_record(rid, phase, "ncu", row, replay=job.replay, reps=job.reps, derived=ncu.derived(row),
+                               **job.timing_fields(k, timed))
                for k, ((rid, phase), row) in enumerate(zip(job.order, rows))]
-    records.append({"record": "counter_source", "source": "ncu", "available": True, "version": version,
-                    "replay": job.replay, "metrics": metrics, "not_offered": unsupported, "failed_attempts": attempts,
-                    "ranges": len(job.order), "passes": len(timed) // max(1, len(job.order)),
-                    "wall_s": round(time.time() - t0, 2)})
+    records.append(counter_source_record("ncu", True, version=version, replay=job.replay, metrics=metrics,
+                                         not_offered=unsupported, failed_attempts=attempts, ranges=len(job.order),
+                                         passes=len(timed) // max(1, len(job.order)),
+                                         wall_s=round(time.time() - t0, 2)))
     return records
 
 
@@ -103,13 +104,12 @@ def profile_pm_sampling(job, note) -> list[dict]:
     records = []
     for k, ((rid, phase), rng) in enumerate(zip(job.order, ranges)):
         names = [n for n in rng["series"] if n != "t_ms"]
-        records.append({"record": "counters", "run": rid, "phase": phase, "source": "pm_sampling",
-                        "replay": job.replay, "reps": job.reps, "interval_us": rng["interval_us"],
-                        "metrics": {n: {"value": max(rng["series"][n], default=0.0), "unit": "% (peak sample)"}
-                                    for n in names},
-                        "series": rng["series"], **job.timing_fields(k, timed)})
-    records.append({"record": "counter_source", "source": "pm_sampling", "available": True,
-                    "version": ncu.ncu_version(path), "method": "ncu --section PmSampling", "replay": job.replay,
-                    "series": sorted(ncu.PM_SERIES.values()), "ranges": len(job.order),
-                    "wall_s": round(time.time() - t0, 2)})
+        peaks = {n: {"value": max(rng["series"][n], default=0.0), "unit": "% (peak sample)"} for n in names}
+        records.append(counters_record(rid, phase, "pm_sampling", peaks, replay=job.replay, reps=job.reps,
+                                       interval_us=rng["interval_us"], series=rng["series"],
+                                       **job.timing_fields(k, timed)))
+    records.append(counter_source_record("pm_sampling", True, version=ncu.ncu_version(path),
+                                         method="ncu --section PmSampling", replay=job.replay,
+                                         series=sorted(ncu.PM_SERIES.values()), ranges=len(job.order),
+                                         wall_s=round(time.time() - t0, 2)))
     return records

@@ -12,6 +12,7 @@ import math
 import time
 
 from c3prof.backends.cuda.ceilings import time_ms
+from c3prof.trace import engine_evidence_record
 
 # A copy engine leaves the SMs idle (SM_UTIL 0-3% measured on H200, from the driver's own work);
 # an SM carrier probed with two CTAs per SM keeps them busy (60-98%). The probe uses that CTA count
@@ -19,6 +20,7 @@ from c3prof.backends.cuda.ceilings import time_ms
 SM_BUSY_PCT = 20.0   # at or above: carried by SMs; at or below SM_IDLE_PCT: copy engine; between: unknown
 SM_IDLE_PCT = 5.0
 METRICS = ["SM_UTIL", "SM_OCCUPANCY", "DRAM_BW_UTIL", "PCIE_TX_PER_SEC", "PCIE_RX_PER_SEC"]
+METHOD = "nvml_gpm_sm_util"
 RULE = f"copy_engine if SM_UTIL <= {SM_IDLE_PCT}%, sm if >= {SM_BUSY_PCT}%, else unknown"
 
 
@@ -54,10 +56,8 @@ def probe(torch, nvml, transport, stream, window_s: float = 0.3) -> dict:
         return stream.dma.synchronize
 
     result = nvml.gpm_window(METRICS, window_s, busy)
-    rec = {"record": "engine_evidence", "transport": transport.name, "bytes": transport.nbytes,
-           "expected_carrier": transport.expected_carrier, "method": "nvml_gpm_sm_util",
-           "single_transfer_ms": one_ms}
-    out = {**rec, **classify(result)}
+    out = engine_evidence_record(transport.name, transport.nbytes, transport.expected_carrier, METHOD, one_ms,
+                                 **classify(result))
     idle_sm = (idle.get("metrics") or {}).get("sm_util")
     out["idle_sm_util"] = idle_sm
     if idle_sm is not None and idle_sm > SM_IDLE_PCT and out["carrier"] != "unknown":

@@ -6,7 +6,7 @@ import platform
 import sys
 from importlib import metadata
 
-from c3prof import __version__
+from c3prof import __version__, trace
 from c3prof.backends.cuda import runtime as rt
 
 
@@ -27,10 +27,9 @@ def machine_record(torch, nvml, device: int = 0) -> dict:
         nccl = None
     gpu = {**nvml.identity(), **props, "device_index": device, "torch_name": torch.cuda.get_device_name(device),
            "memory_free_bytes_at_start": free_b, "memory_total_bytes": total_b}
-    return {
-        "record": "machine",
-        "gpu": gpu,
-        "versions": {
+    return trace.machine_record(
+        gpu=gpu,
+        versions={
             "c3prof": __version__,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
@@ -45,7 +44,7 @@ def machine_record(torch, nvml, device: int = 0) -> dict:
             "cuda_bindings": _version("cuda-bindings"),
             "nvidia_ml_py": _version("nvidia-ml-py"),
         },
-        "stream_priority_range": [least, greatest],
-        "settings": {"allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32)},
-        "clocks_start": nvml.clocks(),
-    }
+        stream_priority_range=[least, greatest],
+        settings={"allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32)},
+        clocks_start=nvml.clocks(),
+    )

@@ -91,7 +91,24 @@ cdef void free_copy_arrays(CopyArrays* a) noexcept:
     free(a.sizes)
 
 
-cdef class CopyBatch:
+cdef class _Copies:
+    """What every copy batch shares: its pointer arrays (freed here, after the subclass's own)."""
+
+    cdef CopyArrays _a                      # zeroed by Cython before __cinit__
+
+    @property
+    def count(self):
+        return self._a.count
+
+    @property
+    def total_bytes(self):
+        return self._a.total_bytes
+
+    def __dealloc__(self):
+        free_copy_arrays(&self._a)
+
+
+cdef class CopyBatch(_Copies):
     """A fixed list of (dst, src, nbytes) copies, enqueued many times with one call.
 
     ``mode="memcpy"`` issues one cudaMemcpyAsync per entry inside a single nogil loop;
@@ -100,7 +117,6 @@ cdef class CopyBatch:
     the pointer arrays are built once, so enqueueing costs no Python work per copy.
     """
 
-    cdef CopyArrays _a                      # zeroed by Cython before __cinit__
     cdef size_t* _attr_idx
     cdef rt.cudaMemcpyAttributes* _attrs
     cdef readonly str mode
@@ -123,14 +139,6 @@ cdef class CopyBatch:
         self.mode = mode
         self.prefer_overlap = prefer_overlap
 
-    @property
-    def count(self):
-        return self._a.count
-
-    @property
-    def total_bytes(self):
-        return self._a.total_bytes
-
     def enqueue(self, Stream stream):
         """Enqueue every copy on ``stream``; returns at once."""
         cdef size_t i
@@ -152,16 +160,14 @@ cdef class CopyBatch:
         _check(err, f"cudaMemcpyAsync (copy {failed} of {self._a.count})")
 
     def __dealloc__(self):
-        free_copy_arrays(&self._a)
         free(self._attrs)
         free(self._attr_idx)
 
 
-cdef class PeerCopyBatch:
+cdef class PeerCopyBatch(_Copies):
     """Like CopyBatch, but every copy is a cudaMemcpyPeerAsync with explicit source and destination
     devices (the device-aware peer path, as opposed to cudaMemcpyDefault's unified-address lookup)."""
 
-    cdef CopyArrays _a                      # zeroed by Cython before __cinit__
     cdef int* _dst_dev
     cdef int* _src_dev
 
@@ -175,14 +181,6 @@ cdef class PeerCopyBatch:
         for i in range(self._a.count):
             self._dst_dev[i] = int(dst_devices[i])
             self._src_dev[i] = int(src_devices[i])
-
-    @property
-    def count(self):
-        return self._a.count
-
-    @property
-    def total_bytes(self):
-        return self._a.total_bytes
 
     def enqueue(self, Stream stream):
         cdef size_t i
@@ -199,6 +197,5 @@ cdef class PeerCopyBatch:
         _check(err, f"cudaMemcpyPeerAsync (copy {failed} of {self._a.count})")
 
     def __dealloc__(self):
-        free_copy_arrays(&self._a)
         free(self._dst_dev)
         free(self._src_dev)

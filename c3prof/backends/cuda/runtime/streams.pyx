@@ -237,29 +237,28 @@ cdef int _check_drv(int res, str call) except -1:
     return 0
 
 
+cdef int _stream_value32(_stream_value32_fn* fn, const char* name, uintptr_t addr, unsigned int value,
+                         unsigned int flags, Stream stream) except -1:
+    # Fetch the driver entry point on first use, then enqueue the memory operation on ``stream``.
+    cdef int res
+    if fn[0] == NULL:
+        fn[0] = <_stream_value32_fn>_driver_entry(name)
+    with nogil:
+        res = fn[0](stream._s, <unsigned long long>addr, value, flags)
+    return _check_drv(res, name.decode())
+
+
 def stream_write_value32(uintptr_t addr, unsigned int value, Stream stream not None):
     """cuStreamWriteValue32: when the stream reaches it, write ``value`` to ``addr`` (after a memory
     fence: everything the stream did before is visible first). ``addr`` is device memory of this
     process (for a peer's memory, c3prof copies a local flag with memcpy_async, as NCCL does)."""
-    global _cu_write_value32
-    cdef int res
-    if _cu_write_value32 == NULL:
-        _cu_write_value32 = <_stream_value32_fn>_driver_entry(b"cuStreamWriteValue32")
-    with nogil:
-        res = _cu_write_value32(stream._s, <unsigned long long>addr, value, _CU_STREAM_WRITE_VALUE_DEFAULT)
-    _check_drv(res, "cuStreamWriteValue32")
+    _stream_value32(&_cu_write_value32, b"cuStreamWriteValue32", addr, value, _CU_STREAM_WRITE_VALUE_DEFAULT, stream)
 
 
 def stream_wait_value32(uintptr_t addr, unsigned int value, Stream stream not None):
     """cuStreamWaitValue32 (GEQ): the stream waits until the 32-bit word at ``addr`` is >= ``value``.
     Used with monotonically increasing sequence numbers, so a peer that runs ahead never deadlocks."""
-    global _cu_wait_value32
-    cdef int res
-    if _cu_wait_value32 == NULL:
-        _cu_wait_value32 = <_stream_value32_fn>_driver_entry(b"cuStreamWaitValue32")
-    with nogil:
-        res = _cu_wait_value32(stream._s, <unsigned long long>addr, value, _CU_STREAM_WAIT_VALUE_GEQ)
-    _check_drv(res, "cuStreamWaitValue32")
+    _stream_value32(&_cu_wait_value32, b"cuStreamWaitValue32", addr, value, _CU_STREAM_WAIT_VALUE_GEQ, stream)
 
 
 def event_pool_query(EventPool pool not None, int i):

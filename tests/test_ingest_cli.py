@@ -37,7 +37,7 @@ def test_outputs(tmp_path):
     assert rc == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc == json.loads((out / "ingest.json").read_text())
-    assert doc["format"] == "c3prof-ingest" and doc["version"] == 1
+    assert doc["format"] == "c3prof-ingest" and doc["version"] == 2
     assert [i["rank"] for i in doc["inputs"]] == [0, 1]
     assert doc["results"] and all(REPORT_FIELDS <= set(r) for r in doc["results"])
     for stem in ("ingest_time_share", "ingest_slowdowns", "ingest_fraction"):
@@ -114,7 +114,7 @@ def test_unknown_kernels_only(tmp_path):
     p.write_text(json.dumps({"traceEvents": ev}))
     r = _run("ingest", p, "--out", tmp_path / "o")
     assert r.returncode == 0, r.stderr
-    assert "9 kernels of 3 names are neither GEMMs nor collectives" in r.stdout
+    assert "9 kernels of 3 names are other compute" in r.stdout
     assert "no GEMM ran concurrently with a communication operation" in r.stdout
     assert not (tmp_path / "o" / "scenarios.toml").exists()
     doc = json.loads((tmp_path / "o" / "ingest.json").read_text())

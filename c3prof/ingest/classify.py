@@ -1,20 +1,22 @@
-"""Classify the GPU activities of a Kineto trace: GEMMs, collectives, copy-engine transfers, other.
+"""Classify the GPU activities of a Kineto trace, and build the table of operations C3 analysis pairs.
 
-Evidence used, strongest first:
+Every GPU activity gets a class (c3prof.ingest.kernel_table: gemm, conv, attention, compute,
+collective, transfer, memset). Evidence, strongest first:
 
 * the CPU op that launched the activity, found through Kineto's links: the activity's
   ``External id`` (equal to the launching op's), else the CUDA launch with the same ``correlation``
   and then the innermost kept CPU op on that thread whose span contains the launch;
-* the collective metadata recent PyTorch attaches to NCCL kernels and to ``record_param_comms``
-  ops (``Collective name``, ``In msg nelems``, ``Out msg nelems``, ``Group size``, ``dtype``,
-  ``Process Group Name``);
-* the kernel or memcpy name (cuBLAS/cuBLASLt/CUTLASS/nvjet/xmma GEMMs, NCCL/RCCL kernels,
-  ``Memcpy HtoD (Pinned -> Device)``...).
+* for collectives, the metadata recent PyTorch attaches to NCCL kernels and ``record_param_comms``
+  ops (``Collective name``, ``In msg nelems``, ``Out msg nelems``, ``Group size``, ``dtype``), else
+  the launching (or enclosing) ``nccl:*``/``c10d::*`` op's name and tensor arguments, and only then
+  the kernel name (``ncclKernel_SendRecv`` runs all-to-all, all-gather and reduce-scatter too);
+* the kernel name, through kernel_table's rules.
 
 Copy-engine transfers are communication here (HTA counts them as memory): host<->device copies and
 peer copies are op "transfer"; a copy launched by a collective (NCCL's single-rank path, CE
-collectives) is that collective. Same-device device-to-device copies run on SMs on Hopper
-(FACTS-H200.md), so unless they serve a collective they are memory traffic, not communication.
+collectives) is that collective. Same-device device-to-device copies run on SMs (on Hopper the copy
+engines are not used for them), so unless they serve a collective they are memory traffic: class
+transfer in the time breakdown, but not paired as communication.
 """
 
 from __future__ import annotations
@@ -27,33 +29,25 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from c3prof.ingest.events import (
-    COLLECTIVE, GEMM, GPU_KERNEL, GPU_MEMCPY, KIND_CODES, TRANSFER, CommInfo, GemmShape, GpuOp, KinetoTrace,
-    OpIdentity, OpTable,
+    COLLECTIVE, GEMM, GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, KIND_CODES, TRANSFER, CommInfo, GemmShape, GpuOp,
+    KinetoTrace, OpIdentity, OpTable,
+)
+from c3prof.ingest.kernel_table import (
+    ATTENTION_OP, CLASSES, COMPUTE, CONV_OPS, GEMM_OPS, MEMSET, KernelClass, classify_kernel, classify_name,
 )
 
-# CPU ops whose kernels are GEMMs, and how to read (m, n, k) from their ``Input Dims``.
-GEMM_CPU_OPS = {
-    "aten::mm", "aten::addmm", "aten::_addmm_activation", "aten::matmul", "aten::bmm", "aten::baddbmm",
-    "aten::linear", "aten::_scaled_mm", "aten::addbmm",
-}
-_COMM_CPU_PREFIXES = ("nccl:", "rccl:", "c10d::", "_c10d_functional::", "c10d_functional::", "gloo:")
+_COMM_CPU_PREFIXES = ("nccl:", "rccl:", "c10d::", "_c10d_functional::", "c10d_functional::", "gloo:",
+                      "symm_mem::", "_symmetric_memory::")
 _COMM_CPU_NAMES = {"record_param_comms"}
-
-_GEMM_KERNEL = re.compile(
-    r"gemm|nvjet|cutlass|cublas|xmma|wgmma|s16816|h16816|s1688|h1688|s884|h884|_mm_|matmul", re.I)
-# Kernels that mention a GEMM library in their template arguments but are not GEMMs, and helper
-# kernels a GEMM op may launch (copies for contiguity, fills).
-_NOT_GEMM_KERNEL = re.compile(
-    r"fmha|flash|attention|attn|softmax|elementwise|fill|copy|layer_?norm|rms_?norm|reduce_kernel", re.I)
-_COLLECTIVE_KERNEL = re.compile(r"nccl|rccl|msccl", re.I)
 _COLLECTIVE_IN_NAME = re.compile(r"(AllReduce|AllGather|ReduceScatter|AllToAll|Broadcast|SendRecv|Send|Recv|Reduce)")
+GEMM_CPU_OPS = GEMM_OPS  # kept name for callers
 _MEMCPY_NAME = re.compile(r"^Memcpy\s+(\w+)(?:\s*\(([^)]*?)\s*->\s*([^)]*?)\))?")
 
 # torch ScalarType names (collective ``dtype``) and aten ``Input type`` strings -> element bytes.
 _ELEMENT_BYTES = {
     "bfloat16": 2, "half": 2, "float16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
     "int": 4, "int32": 4, "long": 8, "int64": 8, "short": 2, "int16": 2, "char": 1, "int8": 1,
-    "byte": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1,
+    "byte": 1, "uint8": 1, "bool": 1, "signed char": 1, "unsigned char": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1,
     "float8_e5m2fnuz": 1, "complexfloat": 8, "complexdouble": 16,
 }
 # aten Input type -> c3prof GEMM dtype (scenarios support bf16, fp16, fp32).
@@ -66,7 +60,11 @@ def _canon_type(t: str) -> str:
 
 
 def is_gemm_cpu_op(name: str) -> bool:
-    return name in GEMM_CPU_OPS
+    return name in GEMM_OPS
+
+
+def is_profiler_step(name: str) -> bool:
+    return name.startswith("ProfilerStep")
 
 
 def is_comm_cpu_op(name: str) -> bool:
@@ -74,16 +72,43 @@ def is_comm_cpu_op(name: str) -> bool:
 
 
 def keep_cpu_op(name: str) -> bool:
-    """The scanner keeps only CPU ops that launch GEMMs or collectives (and their arguments)."""
-    return is_gemm_cpu_op(name) or is_comm_cpu_op(name)
+    """The scanner keeps the CPU ops that decide a kernel's class (GEMM, convolution, attention and
+    collective ops, with their arguments) and the ProfilerStep annotations (iterations)."""
+    return _op_matters(name) or is_profiler_step(name)
 
 
 def is_gemm_kernel_name(name: str) -> bool:
-    return bool(_GEMM_KERNEL.search(name)) and not _NOT_GEMM_KERNEL.search(name)
+    kc = classify_name(name)
+    return kc.cls == GEMM and not kc.helper
 
 
 def is_collective_kernel_name(name: str) -> bool:
-    return bool(_COLLECTIVE_KERNEL.search(name))
+    return classify_name(name).cls == COLLECTIVE
+
+
+def comm_op_from_cpu_name(name: str) -> str | None:
+    """The collective a CPU op's name says (``nccl:all_to_all``, ``c10d::_reduce_scatter_base_``)."""
+    for prefix in _COMM_CPU_PREFIXES:
+        if name.startswith(prefix):
+            op = normalize_collective(name[len(prefix):])
+            return op if op not in ("unknown", "") else None
+    return None
+
+
+def comm_from_op(name: str, args: dict) -> CommInfo | None:
+    """A collective from its c10d/nccl op: the op from the name; the size (nccl-tests' convention)
+    and dtype from the op's ``Input Dims``/``Input type`` when it has tensors (``_allgather_base_``,
+    ``_reduce_scatter_base_`` and ``alltoall_base_`` take (output, input, ...))."""
+    op = comm_op_from_cpu_name(name)
+    if op is None:
+        return None
+    dims, types = _dims(args), _types(args)
+    pick = {"all_gather": 0, "reduce_scatter": 1, "all_to_all": 1}.get(op, 0)
+    nbytes, dtype = 0, ""
+    if len(dims) > pick and _valid(dims[pick]) and len(types) > pick and isinstance(types[pick], str):
+        dtype = _canon_type(types[pick])
+        nbytes = _prod(dims[pick]) * element_bytes(dtype)
+    return CommInfo(op=op, bytes=nbytes, dtype=dtype)
 
 
 def normalize_collective(name: str) -> str:
@@ -202,6 +227,15 @@ class Classified:
     """The operations c3prof analyzes from one trace, and what it could not classify."""
 
     table: OpTable = field(default_factory=OpTable.empty)
+    rank: int = 0
+    # Per GPU row of the trace: its class (index into kernel_table.CLASSES), whether it is a GEMM
+    # helper (epilogue, split-K), and the kept CPU op it is linked to (-1: none).
+    row_class: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    row_helper: np.ndarray | None = None
+    helper_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    crow: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    families: Counter = field(default_factory=Counter)
+    n_helpers_unmerged: int = 0
     n_kernels: int = 0
     n_memcpys: int = 0
     n_other: int = 0
@@ -225,15 +259,18 @@ class _Linker:
 
     def __init__(self, trace: KinetoTrace):
         cpu, launch = trace.cpu, trace.launch
-        order = np.argsort(cpu["external_id"], kind="stable")
+        # ProfilerStep annotations enclose everything: they launch nothing themselves.
+        step_names = [i for i, nm in enumerate(trace.names) if is_profiler_step(nm)]
+        ops = np.nonzero(~np.isin(cpu["name"], step_names))[0] if step_names else np.arange(len(cpu["name"]))
+        order = ops[np.argsort(cpu["external_id"][ops], kind="stable")]
         self.ext_sorted, self.ext_rows = cpu["external_id"][order], order
         order = np.argsort(launch["correlation"], kind="stable")
         self.corr_sorted, self.corr_rows = launch["correlation"][order], order
         self.launch = launch
         # Kept CPU ops per thread, sorted by start, for span containment.
         self.threads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        if len(cpu["pid"]):
-            keyed = np.lexsort((cpu["start_ns"], cpu["tid"], cpu["pid"]))
+        if len(ops):
+            keyed = ops[np.lexsort((cpu["start_ns"][ops], cpu["tid"][ops], cpu["pid"][ops]))]
             pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
             cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
             for rows in np.split(keyed, cut):
@@ -288,85 +325,116 @@ class _Linker:
         return found
 
 
+# Class codes of Classified.row_class (kernel_table.CLASSES order).
+CLASS_CODES = {c: i for i, c in enumerate(CLASSES)}
+
+
 def classify(trace: KinetoTrace, rank: int) -> Classified:
-    """Find the GEMMs, collectives and transfers of ``trace`` (on rank ``rank``)."""
+    """Classify every GPU activity of ``trace`` (rank ``rank``), and build the table of the GEMMs,
+    collectives and transfers that C3 analysis pairs."""
     gpu, names = trace.gpu, trace.names
     n = trace.n_gpu
-    result = Classified()
+    result = Classified(row_class=np.zeros(n, dtype=np.int8), rank=rank)
     if n == 0:
         return result
     kinds = gpu["kind"]
     result.n_kernels = int(np.count_nonzero(kinds == GPU_KERNEL))
     result.n_memcpys = int(np.count_nonzero(kinds == GPU_MEMCPY))
-    cpu_names = trace.cpu["name"]
-
-    # Decide per distinct name once (a 1 GB trace has millions of kernels but few distinct names),
-    # then visit in Python only the rows that can be GEMMs, collectives or copies.
-    name_gemm = np.zeros(len(names), dtype=bool)
-    name_coll = np.zeros(len(names), dtype=bool)
-    for ident in np.unique(gpu["name"]):
-        nm = names[int(ident)]
-        name_gemm[ident] = is_gemm_kernel_name(nm)
-        name_coll[ident] = is_collective_kernel_name(nm)
-    cpu_name_is_gemm = np.array([is_gemm_cpu_op(nm) for nm in names], dtype=bool)
-    linker = _Linker(trace)
-    direct = linker._lookup(linker.ext_sorted, linker.ext_rows, gpu["external_id"])
-    linked_gemm = np.zeros(n, dtype=bool)
-    has_cpu = direct >= 0
-    linked_gemm[has_cpu] = cpu_name_is_gemm[cpu_names[direct[has_cpu]]]
-    candidate = ((kinds == GPU_MEMCPY) | name_gemm[gpu["name"]] | name_coll[gpu["name"]] | linked_gemm
-                 | (gpu["args"] >= 0))  # kernels carrying collective metadata
-    rows = np.nonzero(candidate)[0]
-    result.n_other = n - len(rows)
-    other = ~candidate & (kinds == GPU_KERNEL)
-    if other.any():
-        ids, counts = np.unique(gpu["name"][other], return_counts=True)
-        result.other_names.update({names[int(i)]: int(c) for i, c in zip(ids, counts)})
-
-    crow = linker.link(gpu["external_id"][rows], gpu["correlation"][rows])
+    crow = _Linker(trace).link(gpu["external_id"], gpu["correlation"])
     linked = crow >= 0
-    op_id = np.where(linked, cpu_names[np.maximum(crow, 0)] if len(cpu_names) else -1, -1)
-    cargs_id = np.where(linked, trace.cpu["args"][np.maximum(crow, 0)] if len(cpu_names) else -1, -1)
-    kind_r, name_r, kargs_r = kinds[rows].astype(np.int64), gpu["name"][rows].astype(np.int64), gpu["args"][rows]
-    copy = kind_r == GPU_MEMCPY
+    cpu = trace.cpu
+    op_id = np.where(linked, cpu["name"][np.maximum(crow, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
+    cargs = np.where(linked, cpu["args"][np.maximum(crow, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
+    named = _named_comm_rows(trace, crow)
+    # Rows that need a decision in Python: all but kernels whose name says "compute" and whose
+    # launching op is not one that changes that (most kernels of a real trace).
+    name_cls = np.full(len(names), CLASS_CODES[COMPUTE], dtype=np.int8)
+    for ident in np.unique(gpu["name"][kinds == GPU_KERNEL]):
+        name_cls[ident] = CLASS_CODES[classify_name(names[int(ident)]).cls]
+    special_op = np.array([_op_matters(nm) for nm in names], dtype=bool)
+    plain = (kinds == GPU_KERNEL) & (name_cls[gpu["name"]] == CLASS_CODES[COMPUTE]) & (gpu["args"] < 0)
+    plain &= ~(linked & special_op[np.maximum(op_id, 0)])
+    result.row_class[plain] = CLASS_CODES[COMPUTE]
+    result.row_class[kinds == GPU_MEMSET] = CLASS_CODES[MEMSET]
+    rows = np.nonzero(~plain & (kinds != GPU_MEMSET))[0]
+    copy = kinds[rows] == GPU_MEMCPY
     zero = np.zeros(len(rows), dtype=np.int64)
-    # Rows with the same key are the same operation: classify each distinct key once, in Python.
-    key_cols = [kind_r, name_r, op_id, cargs_id, kargs_r.astype(np.int64),
+    key_cols = [kinds[rows].astype(np.int64), gpu["name"][rows].astype(np.int64), op_id[rows], cargs[rows],
+                gpu["args"][rows].astype(np.int64), named[rows],
                 np.where(copy, gpu["bytes"][rows], zero), np.where(copy, gpu["src_device"][rows], zero),
                 np.where(copy, gpu["dst_device"][rows], zero)]
+    if len(rows):
+        _decide_groups(trace, result, rows, key_cols)
+    result.helper_rows = np.nonzero(result.row_helper)[0] if result.row_helper is not None else np.zeros(0, np.int64)
+    result.table, merged = _merge_helpers(result.table, result.helper_rows, crow, gpu)
+    result.n_helpers_unmerged = int(len(result.helper_rows) - merged)
+    result.crow = crow
+    compute = (result.row_class == CLASS_CODES[COMPUTE]) & (kinds == GPU_KERNEL)
+    ids, counts = np.unique(gpu["name"][compute], return_counts=True)
+    result.other_names.update({names[int(i)]: int(k) for i, k in zip(ids, counts)})
+    result.n_other = n - len(result.table)
+    return result
+
+
+def _op_matters(name: str) -> bool:
+    return (name in GEMM_OPS or name in CONV_OPS or is_comm_cpu_op(name) or bool(ATTENTION_OP.search(name)))
+
+
+def _decide_groups(trace: KinetoTrace, result: Classified, rows: np.ndarray, key_cols: list[np.ndarray]) -> None:
+    """Classify each distinct (activity, launching op, args) key once; fill the OpTable."""
+    gpu = trace.gpu
     inverse, first = _group_ids(key_cols)
-    counts = np.bincount(inverse, minlength=len(first))
     uniq = np.stack([c[first] for c in key_cols], axis=1)
     ident_of_key = np.full(len(uniq), -1, dtype=np.int64)
+    class_of_key = np.zeros(len(uniq), dtype=np.int8)
+    helper_of_key = np.zeros(len(uniq), dtype=bool)
     identities: list[OpIdentity] = []
     ident_index: dict[OpIdentity, int] = {}
-    for u, (kind, name_id, op, cargs, kargs, nbytes, src, dst) in enumerate(uniq.tolist()):
-        identity = _identify(trace, kind, name_id, op, cargs, kargs, nbytes, src, dst,
-                             bool(name_coll[name_id]), bool(name_gemm[name_id]),
-                             bool(op >= 0 and cpu_name_is_gemm[op]))
-        kname = names[name_id]
+    for u, key in enumerate(uniq.tolist()):
+        kclass, identity = _identify(trace, *key)
+        class_of_key[u] = CLASS_CODES[kclass.cls]
+        helper_of_key[u] = kclass.helper
+        result.families[(kclass.cls, kclass.family)] += 1
         if identity is None:
-            result.n_other += int(counts[u])
-            if kind == GPU_KERNEL:
-                result.other_names[kname] += int(counts[u])
             continue
         if identity.kind == GEMM and identity.gemm is None:
-            result.gemm_without_shape[kname] += int(counts[u])
+            result.gemm_without_shape[trace.names[key[1]]] += 1
         ident_of_key[u] = ident_index.setdefault(identity, len(ident_index))
         if ident_of_key[u] == len(identities):
             identities.append(identity)
-    ident = ident_of_key[inverse.reshape(-1)]
+    inverse = inverse.reshape(-1)
+    result.row_class[rows] = class_of_key[inverse]
+    result.row_helper = np.zeros(trace.n_gpu, dtype=bool)
+    result.row_helper[rows] = helper_of_key[inverse]
+    ident = ident_of_key[inverse]
     keep = ident >= 0
     kept_rows = rows[keep]
     start = gpu["start_ns"][kept_rows]
     result.table = OpTable({
         "kind": np.array([KIND_CODES[i.kind] for i in identities], dtype=np.int8)[ident[keep]]
         if identities else np.zeros(0, dtype=np.int8),
-        "rank": np.full(len(kept_rows), rank, dtype=np.int64), "device": gpu["device"][kept_rows],
+        "rank": np.full(len(kept_rows), result.rank, dtype=np.int64), "device": gpu["device"][kept_rows],
         "stream": gpu["stream"][kept_rows], "start_ns": start, "end_ns": start + gpu["dur_ns"][kept_rows],
         "ident": ident[keep], "row": kept_rows,
     }, identities)
-    return result
+
+
+def _merge_helpers(table: OpTable, helper_rows: np.ndarray, crow: np.ndarray, gpu: dict) -> tuple[OpTable, int]:
+    """A cuBLASLt epilogue / split-K kernel extends the (last) GEMM kernel its op launched before it,
+    instead of counting as a GEMM of its own."""
+    if len(helper_rows) == 0 or len(table) == 0:
+        return table, 0
+    g_idx = np.nonzero((table.kind == KIND_CODES[GEMM]) & (crow[np.maximum(table.row, 0)] >= 0))[0]
+    if len(g_idx) == 0:
+        return table, 0
+    g_idx = g_idx[np.lexsort((table.start_ns[g_idx], crow[table.row[g_idx]]))]
+    g_op, g_start = crow[table.row[g_idx]], table.start_ns[g_idx]
+    h_op, h_start = crow[helper_rows], gpu["start_ns"][helper_rows]
+    pos = np.searchsorted(g_op, h_op, side="right") - 1
+    safe = np.maximum(pos, 0)
+    ok = (pos >= 0) & (h_op >= 0) & (g_op[safe] == h_op) & (g_start[safe] <= h_start)
+    np.maximum.at(table.end_ns, g_idx[pos[ok]], h_start[ok] + gpu["dur_ns"][helper_rows][ok])
+    return table, int(np.count_nonzero(ok))
 
 
 def _group_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -390,40 +458,113 @@ def _group_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return ids, first
 
 
-def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, nbytes: int,
-              src: int, dst: int, coll_name: bool, gemm_name: bool, gemm_op: bool) -> OpIdentity | None:
-    """The operation one distinct (activity, launching op, args) key stands for; None if not C3."""
+def _named_comm_rows(trace: KinetoTrace, crow: np.ndarray) -> np.ndarray:
+    """Per GPU row, the kept CPU op that names its collective: the launching op itself when its
+    name says which collective (``nccl:all_to_all``, ``c10d::alltoall_base_``), else the innermost
+    such op enclosing it on its thread (``record_param_comms`` sits inside ``c10d::*`` in older
+    PyTorch); -1 when there is none."""
+    cpu, names = trace.cpu, trace.names
+    out = np.full(len(crow), -1, dtype=np.int64)
+    linked = np.unique(crow[crow >= 0])
+    if len(linked) == 0:
+        return out
+    comm_rows = np.nonzero(np.isin(cpu["name"], [i for i, nm in enumerate(names) if is_comm_cpu_op(nm)]))[0]
+    if len(comm_rows) == 0:
+        return out
+    named_ok = {int(r) for r in comm_rows if comm_op_from_cpu_name(names[int(cpu["name"][r])])}
+    comm_rows = comm_rows[np.lexsort((cpu["start_ns"][comm_rows], cpu["tid"][comm_rows], cpu["pid"][comm_rows]))]
+    best: dict[int, int] = {}
+    for r in np.intersect1d(linked, comm_rows).tolist():
+        best[r] = r if r in named_ok else _enclosing(cpu, comm_rows, named_ok, r)
+    if best:
+        keys = np.fromiter(best.keys(), dtype=np.int64)
+        vals = np.fromiter(best.values(), dtype=np.int64)
+        order = np.argsort(keys)
+        keys, vals = keys[order], vals[order]
+        pos = np.clip(np.searchsorted(keys, crow), 0, len(keys) - 1)
+        hit = (crow >= 0) & (keys[pos] == crow)
+        out[hit] = vals[pos[hit]]
+    return out
+
+
+def _enclosing(cpu: dict, rows: np.ndarray, allowed: set[int], r: int) -> int:
+    """The innermost op of ``allowed`` among ``rows`` (sorted by pid, tid, start) containing op r."""
+    pid, tid, t = cpu["pid"][r], cpu["tid"][r], cpu["start_ns"][r]
+    end = t + cpu["dur_ns"][r]
+    i = int(np.searchsorted(cpu["start_ns"][rows], t, side="right"))  # rows are few: a linear scan is fine
+    for j in range(min(i, len(rows)) - 1, max(i - 256, -1), -1):
+        c = int(rows[j])
+        if c == r or c not in allowed or cpu["pid"][c] != pid or cpu["tid"][c] != tid:
+            continue
+        if cpu["start_ns"][c] <= t and cpu["start_ns"][c] + cpu["dur_ns"][c] >= end:
+            return c
+    return -1
+
+
+def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, named: int,
+              nbytes: int, src: int, dst: int) -> tuple[KernelClass, OpIdentity | None]:
+    """The class of one distinct (activity, launching op, args) key, and the operation C3 analysis
+    pairs it as (None: not a GEMM, collective or transfer)."""
     kname = trace.names[name_id]
     op_name = trace.names[op] if op >= 0 else ""
-    if kind == GPU_KERNEL:
-        if coll_name or kargs >= 0:
-            comm = (comm_from_args(trace.args[kargs] if kargs >= 0 else {})
-                    or comm_from_args(trace.args[cargs] if cargs >= 0 else {})
-                    or comm_from_kernel_name(kname))
-            return OpIdentity(COLLECTIVE, kname, comm=comm)
-        if gemm_name or (gemm_op and not _NOT_GEMM_KERNEL.search(kname)):
-            shape = gemm_from_args(op_name, trace.args[cargs] if cargs >= 0 else {}) if gemm_op else None
-            return OpIdentity(GEMM, kname, gemm=shape)
-        return None
+    kargs_d = trace.args[kargs] if kargs >= 0 else {}
+    cargs_d = trace.args[cargs] if cargs >= 0 else {}
+    named_comm = _named_comm_info(trace, named)
     if kind == GPU_MEMCPY:
-        collective_args = trace.args[cargs] if cargs >= 0 and is_comm_cpu_op(op_name) else {}
-        comm = _copy_comm(kname, nbytes, src, dst, collective_args)
+        coll = cargs_d if is_comm_cpu_op(op_name) else {}
+        comm = _copy_comm(kname, nbytes, src, dst, coll, named_comm)
         if comm is None:
-            return None
-        return OpIdentity(COLLECTIVE if comm.op != "transfer" else TRANSFER, kname, comm=comm)
-    return None
+            return KernelClass(TRANSFER, "memcpy (same device)"), None
+        if comm.op != "transfer":
+            return KernelClass(COLLECTIVE, "copy of a collective", by="op"), OpIdentity(COLLECTIVE, kname, comm=comm)
+        return KernelClass(TRANSFER, f"memcpy {comm.direction}"), OpIdentity(TRANSFER, kname, comm=comm)
+    collective_op = is_comm_cpu_op(op_name) or named_comm is not None or bool(kargs_d.get("Collective name"))
+    kc = classify_kernel(kname, op_name, collective_op=collective_op)
+    if kc.cls == COLLECTIVE:
+        comm = (_with_size(comm_from_args(kargs_d), named_comm) or _with_size(comm_from_args(cargs_d), named_comm)
+                or named_comm or _named_by_kernel(kname))
+        return kc, OpIdentity(COLLECTIVE, kname, comm=comm)
+    if kc.cls == GEMM and not kc.helper:
+        shape = gemm_from_args(op_name, cargs_d) if op_name in GEMM_OPS else None
+        return kc, OpIdentity(GEMM, kname, gemm=shape)
+    return kc, None
 
 
-def _copy_comm(name: str, nbytes: int, src: int, dst: int, collective_args: dict) -> CommInfo | None:
+def _named_by_kernel(kname: str) -> CommInfo:
+    comm = comm_from_kernel_name(kname)
+    if comm.op == "unknown" and re.search(r"multimem_all_reduce|all_reduce|allreduce", kname, re.I):
+        return CommInfo(op="all_reduce", bytes=0)
+    return comm
+
+
+def _with_size(comm: CommInfo | None, named: CommInfo | None) -> CommInfo | None:
+    """Metadata without a size takes the size the collective's own op gives (same operation)."""
+    if comm is not None and comm.bytes <= 0 and named is not None and named.op == comm.op and named.bytes > 0:
+        return CommInfo(op=comm.op, bytes=named.bytes, group_size=comm.group_size or named.group_size,
+                        dtype=comm.dtype or named.dtype, process_group=comm.process_group, carrier=comm.carrier)
+    return comm
+
+
+def _named_comm_info(trace: KinetoTrace, named: int) -> CommInfo | None:
+    if named < 0:
+        return None
+    cpu = trace.cpu
+    return comm_from_op(trace.names[int(cpu["name"][named])], trace.cpu_args_of(int(named)))
+
+
+def _copy_comm(name: str, nbytes: int, src: int, dst: int, collective_args: dict,
+               named: CommInfo | None = None) -> CommInfo | None:
     """A memcpy as communication, or None when it is local memory traffic."""
     m = _MEMCPY_NAME.match(name)
     direction = m.group(1) if m else "unknown"
     peer = direction == "PtoP" or (src >= 0 and dst >= 0 and src != dst)
     nbytes = max(nbytes, 0)
-    if collective_args:
-        comm = comm_from_args(collective_args, carrier="copy_engine" if peer or direction in ("HtoD", "DtoH") else "sm")
-        if comm is not None:
-            return comm
+    carrier = "copy_engine" if peer or direction in ("HtoD", "DtoH") else "sm"
+    comm = comm_from_args(collective_args, carrier=carrier) if collective_args else None
+    if comm is None and named is not None:
+        comm = CommInfo(op=named.op, bytes=named.bytes, group_size=named.group_size, dtype=named.dtype, carrier=carrier)
+    if comm is not None:
+        return comm
     if peer:
         return CommInfo(op="transfer", bytes=nbytes, carrier="copy_engine", direction="PtoP")
     if direction in ("HtoD", "DtoH"):

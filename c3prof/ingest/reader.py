@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import os
 import zlib
+
+import numpy as np
 from pathlib import Path
 from typing import Callable, Iterator
 
 from c3prof.ingest.classify import keep_cpu_op
 from c3prof.ingest.errors import KinetoTraceError, ScannerMissingError
 from c3prof.ingest.events import KinetoTrace
+
+MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest._kineto.MISSING_DURATION)
 
 CHUNK_BYTES = 8 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -158,7 +162,19 @@ def _to_trace(path: str, cols: dict, *, truncated: bool, bytes_read: int, events
     args = [_loads_args(raw) for raw in cols["args"]]
     return KinetoTrace(path=path, names=cols["names"], gpu=cols["gpu"], launch=cols["launch"], cpu=cols["cpu"],
                        args=args, metadata=metadata, truncated=truncated,
-                       bytes_read=bytes_read, events_seen=events_seen, warnings=warnings)
+                       bytes_read=bytes_read, events_seen=events_seen, warnings=warnings,
+                       duration_issues=_fix_durations(cols["gpu"]["dur_ns"]))
+
+
+def _fix_durations(dur: np.ndarray) -> dict[str, int]:
+    """Count zero, negative and missing GPU durations, and set the latter two to 0 (in place), so
+    that an activity without a valid duration overlaps nothing but is still counted."""
+    missing = dur == MISSING_DURATION
+    negative = (dur < 0) & ~missing
+    issues = {"zero": int(np.count_nonzero(dur == 0)), "negative": int(np.count_nonzero(negative)),
+              "missing": int(np.count_nonzero(missing))}
+    dur[missing | negative] = 0
+    return {k: v for k, v in issues.items() if v}
 
 
 def _loads_args(raw: bytes) -> dict:

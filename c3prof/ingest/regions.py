@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import GEMM, KIND_CODES, GpuOp, OpTable
 
 TAXONOMY_MARGIN = 1.15
@@ -41,11 +42,12 @@ def taxonomy(t_g: float, t_c: float) -> str:
 
 
 def speedups(t_g: float, t_c: float, span: float) -> tuple[float, float, float | None]:
-    """(ideal, realized, fraction_of_ideal); fraction is None when ideal == 1 (nothing to gain)."""
+    """(ideal, realized, fraction_of_ideal), c3prof.analysis.speedup's formulas with the pair's span as
+    T_cc; fraction is None when ideal == 1 (nothing to gain)."""
     t_s = t_g + t_c
-    ideal = t_s / max(t_g, t_c)
-    realized = t_s / span
-    fraction = (realized - 1.0) / (ideal - 1.0) if ideal > 1.0 else None
+    ideal = float(formulas.ideal(t_s, t_g, t_c))
+    realized = float(formulas.realized(t_s, span))
+    fraction = float(formulas.fraction(t_s, t_g, t_c, span)) if ideal > 1.0 else None
     return ideal, realized, fraction
 
 

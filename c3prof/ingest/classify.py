@@ -97,15 +97,23 @@ def comm_op_from_cpu_name(name: str) -> str | None:
 
 def comm_from_op(name: str, args: dict) -> CommInfo | None:
     """A collective from its c10d/nccl op: the op from the name; the size (nccl-tests' convention)
-    and dtype from the op's ``Input Dims``/``Input type`` when it has tensors (``_allgather_base_``,
-    ``_reduce_scatter_base_`` and ``alltoall_base_`` take (output, input, ...))."""
+    and dtype from the op's ``Input Dims``/``Input type`` when it has tensors: ``c10d::_allgather_base_``,
+    ``_reduce_scatter_base_`` and ``alltoall_base_`` record (output, input, ...); ``nccl:*`` ops record
+    the input only, which sizes all_reduce, all_to_all and broadcast but not all_gather or
+    reduce_scatter (their nccl-tests size needs the group size)."""
     op = comm_op_from_cpu_name(name)
     if op is None:
         return None
     dims, types = _dims(args), _types(args)
-    pick = {"all_gather": 0, "reduce_scatter": 1, "all_to_all": 1}.get(op, 0)
+    tensors = [i for i, d in enumerate(dims) if _valid(d) and len(types) > i and isinstance(types[i], str)]
+    if len(tensors) >= 2 and tensors[:2] == [0, 1]:
+        pick = {"all_gather": 0, "reduce_scatter": 1, "all_to_all": 1}.get(op, 0)
+    elif len(tensors) == 1 and op not in ("all_gather", "reduce_scatter"):
+        pick = tensors[0]  # nccl:* ops record the one (input) tensor: the per-rank buffer
+    else:
+        pick = -1  # an all_gather/reduce_scatter input alone does not give the size without the group
     nbytes, dtype = 0, ""
-    if len(dims) > pick and _valid(dims[pick]) and len(types) > pick and isinstance(types[pick], str):
+    if pick >= 0:
         dtype = _canon_type(types[pick])
         nbytes = _prod(dims[pick]) * element_bytes(dtype)
     return CommInfo(op=op, bytes=nbytes, dtype=dtype)

@@ -157,25 +157,35 @@ def find_regions(ops: OpTable | list[GpuOp]) -> RegionSet:
 
 
 def _overlapping_pairs(gs, ge, cs, ce) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i, j) with GEMM i and communication j overlapping; both sorted by start.
+    """Index pairs (i, j) with GEMM i and communication j overlapping; both sorted by start, all
+    durations positive.
 
-    For each communication op, the GEMMs that can overlap it lie between the first one whose running
-    maximum of end times passes the op's start and the last one starting before the op's end; the
-    candidates in that range are then checked (vectorized, no Python loop over operations).
+    Two intervals overlap when one starts inside the other, and the two cases are disjoint:
+    (a) the GEMM starts inside the communication op (cs <= gs < ce): for each communication op, a
+    contiguous run of the start-sorted GEMMs; (b) the communication op starts strictly inside the
+    GEMM (gs < cs < ge): for each GEMM, a contiguous run of the start-sorted communication ops.
+    Both runs come from binary searches, so the cost is O(n log n + pairs) however long one
+    operation is (a trace-long GEMM does not make every GEMM a candidate for every collective).
     """
     if len(gs) == 0 or len(cs) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    running_end = np.maximum.accumulate(ge)
-    lo = np.searchsorted(running_end, cs, side="right")
-    hi = np.searchsorted(gs, ce, side="left")
+    # (a) GEMMs i with cs[j] <= gs[i] < ce[j]
+    a_lo = np.searchsorted(gs, cs, side="left")
+    a_hi = np.searchsorted(gs, ce, side="left")
+    a_c, a_g = _expand_runs(a_lo, a_hi)
+    # (b) communication ops j with gs[i] < cs[j] < ge[i]
+    b_lo = np.searchsorted(cs, gs, side="right")
+    b_hi = np.searchsorted(cs, ge, side="left")
+    b_g, b_c = _expand_runs(b_lo, b_hi)
+    return np.concatenate([a_g, b_g]), np.concatenate([a_c, b_c])
+
+
+def _expand_runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each k, the pairs (k, lo[k]), (k, lo[k] + 1), ..., (k, hi[k] - 1)."""
     count = np.maximum(hi - lo, 0)
-    total = int(count.sum())
-    cj = np.repeat(np.arange(len(cs)), count)
-    first = np.repeat(lo, count)
-    offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    gi = first + offset
-    ok = ge[gi] > cs[cj]
-    return gi[ok], cj[ok]
+    owner = np.repeat(np.arange(len(lo), dtype=np.int64), count)
+    offset = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    return owner, np.repeat(lo, count) + offset
 
 
 def _union_length(starts: np.ndarray, ends: np.ndarray) -> int:

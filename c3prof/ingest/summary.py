@@ -25,6 +25,7 @@ import numpy as np
 
 from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import CommInfo, GemmShape
+from c3prof.ingest.names import short_name
 from c3prof.ingest.regions import RegionSet, speedups, taxonomy
 from c3prof.ingest.stats import MedianSample, quantiles, ratio_ci
 from c3prof.scenarios import COMM_OPS, DTYPE_BYTES
@@ -135,7 +136,7 @@ def scenario_name(gemm: GemmShape | None, gemm_kernel: str, comm: CommInfo) -> s
         b = f"{gemm.batch}x" if gemm.batch > 1 else ""
         g = f"{b}{gemm.m}x{gemm.n}x{gemm.k}-{gemm.dtype}"
     else:
-        g = "gemm-" + _slug(gemm_kernel)[:40]
+        g = "gemm-" + _slug(short_name(gemm_kernel))[:48]
     size = format_bytes(comm.bytes) if comm.bytes > 0 else "unknown-size"
     direction = f"-{comm.direction}" if comm.direction else ""
     ranks = f"-x{comm.group_size}" if comm.group_size > 1 else ""

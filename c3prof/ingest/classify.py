@@ -99,8 +99,8 @@ def comm_from_op(name: str, args: dict) -> CommInfo | None:
     """A collective from its c10d/nccl op: the op from the name; the size (nccl-tests' convention)
     and dtype from the op's ``Input Dims``/``Input type`` when it has tensors: ``c10d::_allgather_base_``,
     ``_reduce_scatter_base_`` and ``alltoall_base_`` record (output, input, ...); ``nccl:*`` ops record
-    the input only, which sizes all_reduce, all_to_all and broadcast but not all_gather or
-    reduce_scatter (their nccl-tests size needs the group size)."""
+    the input only, which sizes every collective but all_gather (its gathered output needs the
+    group size)."""
     op = comm_op_from_cpu_name(name)
     if op is None:
         return None
@@ -108,8 +108,9 @@ def comm_from_op(name: str, args: dict) -> CommInfo | None:
     tensors = [i for i, d in enumerate(dims) if _valid(d) and len(types) > i and isinstance(types[i], str)]
     if len(tensors) >= 2 and tensors[:2] == [0, 1]:
         pick = {"all_gather": 0, "reduce_scatter": 1, "all_to_all": 1}.get(op, 0)
-    elif len(tensors) == 1 and op not in ("all_gather", "reduce_scatter"):
-        pick = tensors[0]  # nccl:* ops record the one (input) tensor: the per-rank buffer
+    elif len(tensors) == 1 and op != "all_gather":
+        # nccl:* ops record their input only: the per-rank buffer, or reduce_scatter's full input
+        pick = tensors[0]
     else:
         pick = -1  # an all_gather/reduce_scatter input alone does not give the size without the group
     nbytes, dtype = 0, ""
@@ -428,20 +429,29 @@ def _decide_groups(trace: KinetoTrace, result: Classified, rows: np.ndarray, key
 
 
 def _merge_helpers(table: OpTable, helper_rows: np.ndarray, crow: np.ndarray, gpu: dict) -> tuple[OpTable, int]:
-    """A cuBLASLt epilogue / split-K kernel extends the (last) GEMM kernel its op launched before it,
-    instead of counting as a GEMM of its own."""
-    if len(helper_rows) == 0 or len(table) == 0:
+    """A cuBLASLt epilogue / split-K kernel runs right after its GEMM on the same stream: it extends the
+    last GEMM instance that started before it on its (device, stream) -- of the same launching op
+    when both are linked to one -- instead of counting as a GEMM of its own."""
+    g_idx = np.nonzero(table.kind == KIND_CODES[GEMM])[0] if len(table) else np.zeros(0, np.int64)
+    if len(helper_rows) == 0 or len(g_idx) == 0:
         return table, 0
-    g_idx = np.nonzero((table.kind == KIND_CODES[GEMM]) & (crow[np.maximum(table.row, 0)] >= 0))[0]
-    if len(g_idx) == 0:
-        return table, 0
-    g_idx = g_idx[np.lexsort((table.start_ns[g_idx], crow[table.row[g_idx]]))]
-    g_op, g_start = crow[table.row[g_idx]], table.start_ns[g_idx]
-    h_op, h_start = crow[helper_rows], gpu["start_ns"][helper_rows]
-    pos = np.searchsorted(g_op, h_op, side="right") - 1
+    lanes, lane = np.unique(np.concatenate([
+        np.stack([table.device[g_idx], table.stream[g_idx]], axis=1),
+        np.stack([gpu["device"][helper_rows], gpu["stream"][helper_rows]], axis=1)]), axis=0, return_inverse=True)
+    lane = lane.reshape(-1)
+    g_lane, h_lane = lane[:len(g_idx)], lane[len(g_idx):]
+    t0 = min(int(table.start_ns[g_idx].min()), int(gpu["start_ns"][helper_rows].min()))
+    width = max(int(table.start_ns[g_idx].max()), int(gpu["start_ns"][helper_rows].max())) - t0 + 1
+    g_key = g_lane * width + (table.start_ns[g_idx] - t0)
+    order = np.argsort(g_key, kind="stable")
+    g_idx, g_key, g_lane = g_idx[order], g_key[order], g_lane[order]
+    h_start = gpu["start_ns"][helper_rows]
+    pos = np.searchsorted(g_key, h_lane * width + (h_start - t0), side="right") - 1
     safe = np.maximum(pos, 0)
-    ok = (pos >= 0) & (h_op >= 0) & (g_op[safe] == h_op) & (g_start[safe] <= h_start)
-    np.maximum.at(table.end_ns, g_idx[pos[ok]], h_start[ok] + gpu["dur_ns"][helper_rows][ok])
+    target = g_idx[safe]
+    g_op, h_op = crow[np.maximum(table.row[target], 0)], crow[helper_rows]
+    ok = (pos >= 0) & (g_lane[safe] == h_lane) & ((g_op < 0) | (h_op < 0) | (g_op == h_op))
+    np.maximum.at(table.end_ns, target[ok], h_start[ok] + gpu["dur_ns"][helper_rows][ok])
     return table, int(np.count_nonzero(ok))
 
 
@@ -483,7 +493,7 @@ def _named_comm_rows(trace: KinetoTrace, crow: np.ndarray) -> np.ndarray:
     comm_rows = comm_rows[np.lexsort((cpu["start_ns"][comm_rows], cpu["tid"][comm_rows], cpu["pid"][comm_rows]))]
     best: dict[int, int] = {}
     for r in np.intersect1d(linked, comm_rows).tolist():
-        best[r] = r if r in named_ok else _enclosing(cpu, comm_rows, named_ok, r)
+        best[r] = _sized(trace, comm_rows, named_ok, r if r in named_ok else _enclosing(cpu, comm_rows, named_ok, r))
     if best:
         keys = np.fromiter(best.keys(), dtype=np.int64)
         vals = np.fromiter(best.values(), dtype=np.int64)
@@ -493,6 +503,18 @@ def _named_comm_rows(trace: KinetoTrace, crow: np.ndarray) -> np.ndarray:
         hit = (crow >= 0) & (keys[pos] == crow)
         out[hit] = vals[pos[hit]]
     return out
+
+
+def _sized(trace: KinetoTrace, rows: np.ndarray, allowed: set[int], r: int) -> int:
+    """``r``, or the nearest op enclosing it that gives the collective's size (``nccl:_all_gather_base``
+    records only its input; the ``c10d::_allgather_base_`` around it records the output too)."""
+    first, depth = r, 0
+    while r >= 0 and depth < 3:
+        info = comm_from_op(trace.names[int(trace.cpu["name"][r])], trace.cpu_args_of(r))
+        if info is not None and info.bytes > 0:
+            return r
+        r, depth = _enclosing(trace.cpu, rows, allowed, r), depth + 1
+    return first
 
 
 def _enclosing(cpu: dict, rows: np.ndarray, allowed: set[int], r: int) -> int:

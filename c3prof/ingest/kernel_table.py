@@ -69,7 +69,7 @@ ATTENTION_OP = re.compile(r"attention|flash_attn|_flash_|_efficient_attention|sd
 # Kernels an op launches around its main kernel(s): never the op's class.
 HELPER_KERNEL = re.compile(
     r"elementwise|fill|copy|memcpy|memset|reduce_kernel|nchwToNhwc|nhwcToNchw|transpose|permute|"
-    r"cast|convert|index|gather_|scatter_|cat_|CatArray|_to_|tensorTransform|bn_|batch_?norm|softmax", re.I)
+    r"index_select|indexing|CatArray|tensorTransform|bn_fw|bn_bw|batch_?norm|softmax", re.I)
 
 GEMM_HELPER = re.compile(r"epilogue::impl::globalKernel|splitKreduce|split_?k_?reduce|reduce_?split_?k|"
                          r"splitKReduction|cublasLt::.*reduce", re.I)
@@ -86,8 +86,8 @@ NAME_RULES: tuple[tuple[str, str, re.Pattern], ...] = tuple((f, c, re.compile(p,
     ("attention", ATTENTION, r"flash|fmha|attention|attn|sdpa|xformers|mha_(?:fwd|bwd)|paged_|"
                              r"decode_kernel|prefill|flashinfer|cudnn_generated_fort_native_sdpa"),
     ("cuDNN/MIOpen/CK convolution", CONV,
-     r"conv|implicit_?gemm|implicit_convolve|scudnn|hcudnn|xmma_(?:fprop|dgrad|wgrad)|_fprop_|"
-     r"dgrad|wgrad|igemm_|winograd|fft2d|fft_|cutlass_cudnn|miopen|naive_conv"),
+     r"conv(?!ert)|implicit_?gemm|implicit_convolve|scudnn|hcudnn|xmma_(?:fprop|dgrad|wgrad)|_fprop_|"
+     r"dgrad|wgrad|igemm_|winograd|fft2d|fft_|cutlass_cudnn|cask_cudnn|miopen|naive_conv"),
     ("cuBLASLt epilogue / split-K", GEMM, GEMM_HELPER.pattern),
     ("nvjet (cuBLAS)", GEMM, r"^nvjet"),
     ("Tensile/hipBLASLt/rocBLAS", GEMM, r"^Cijk_|hipblaslt|rocblas.*gemm|^gemm_"),
@@ -130,7 +130,7 @@ def classify_kernel(name: str, op_name: str = "", collective_op: bool = False) -
     """The class of one kernel: its launching op first (``op_name``; ``collective_op`` when it is a
     NCCL/c10d op), then its name."""
     by_name = classify_name(name)
-    if by_name.cls == COLLECTIVE:
+    if by_name.cls in (COLLECTIVE, CONV, ATTENTION):  # names that say it plainly win over the op
         return by_name
     if collective_op and not HELPER_KERNEL.search(head(bounded(name))):
         return KernelClass(COLLECTIVE, "launched by " + op_name, by="op")

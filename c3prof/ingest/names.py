@@ -23,7 +23,7 @@ import re
 MAX_NAME_CHARS = 16384
 MAX_SHORT = 72
 # Kernels that only wrap the kernel template doing the work (CUTLASS, CUTLASS 3 device kernels).
-_WRAPPERS = ("cutlass::Kernel", "cutlass::Kernel2", "cutlass::device_kernel", "cutlass_kernel")
+_WRAPPER = re.compile(r"(?:^|::)(?:Kernel|Kernel2|device_kernel)$|^cutlass_kernel$")
 _LEADING_TYPE = re.compile(r"^(?:void|int|__global__ void)\s+")
 
 
@@ -32,16 +32,49 @@ def bounded(name: str) -> str:
 
 
 def demangled(name: str) -> str:
-    """C++ demangling of an Itanium-mangled name (``_Z...``); other names unchanged."""
+    """C++ demangling of an Itanium-mangled name (``_Z...``); other names unchanged. A mangled name
+    the C++ runtime cannot demangle (some NVCC-generated ones) gets the readable approximation of
+    ``_approximate``."""
     name = bounded(name)
     if not name.startswith("_Z"):
         return name
     try:
         from c3prof.ingest._kineto import demangle
     except ImportError:  # the reader needs the extension anyway; names stay mangled without it
-        return name
+        return _approximate(name)
     out = demangle(name.encode("utf-8", "replace"))
-    return out if out else name
+    return out if out else _approximate(name)
+
+
+_SOURCE_NAME = re.compile(r"(\d+)")
+
+
+def _identifiers(mangled: str, limit: int = 8) -> list[str]:
+    """The first source names (<length><identifier>) of a mangled name, in order."""
+    out, i = [], 2
+    while i < len(mangled) and len(out) < limit:
+        m = _SOURCE_NAME.match(mangled, i)
+        if not m:
+            i += 1
+            continue
+        n, j = int(m.group(1)), m.end()
+        ident = mangled[j:j + n]
+        if n and len(ident) == n and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident):
+            out.append(ident)
+            i = j + n
+        else:
+            i = m.end()
+    return out
+
+
+def _approximate(mangled: str) -> str:
+    """``_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel...`` -> ``cutlass_cudnn_train::Kernel<conv::kernel::...>``:
+    the nested name's two first identifiers, then the next three in angle brackets."""
+    ids = _identifiers(mangled)
+    if not ids:
+        return mangled
+    head, rest = "::".join(ids[:2]), ids[2:5]
+    return f"{head}<{'::'.join(rest)}>" if rest else head
 
 
 def _strip_brackets(text: str) -> tuple[str, str]:
@@ -87,7 +120,7 @@ def _base(name: str) -> tuple[str, str]:
 def head(name: str) -> str:
     """The identifying part of a kernel name (steps 1-2 of the rule), from the demangled name."""
     base, first = _base(demangled(name))
-    if base in _WRAPPERS and first:
+    if first and _WRAPPER.search(base):
         inner, _ = _base(first)
         return f"{base}<{inner}>"
     return base or name[:MAX_SHORT]

@@ -783,11 +783,17 @@ cdef class KinetoScanner:
         """A name's JSON string contents as text; any decoding problem is a KinetoSyntaxError."""
         import json
         try:
-            if _NEEDS_JSON_DECODE.search(raw) is not None:
-                return json.loads(b'"' + raw + b'"')
-            return raw.decode("utf-8")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise KinetoSyntaxError(f"invalid string in an event name ({exc})", self.base_offset + at) from None
+            text = raw.decode("utf-8")  # invalid UTF-8 anywhere in the name: its byte
+        except UnicodeDecodeError as exc:
+            raise KinetoSyntaxError(f"invalid UTF-8 in an event name ({exc.reason})",
+                                    self.base_offset + at + exc.start) from None
+        if _NEEDS_JSON_DECODE.search(raw) is None:
+            return text
+        try:
+            return json.loads('"' + text + '"')
+        except ValueError as exc:  # invalid escape or raw control character: its byte
+            pos = len(text[:max(exc.pos - 1, 0)].encode("utf-8"))
+            raise KinetoSyntaxError(f"invalid string in an event name ({exc.msg})", self.base_offset + at + pos) from None
 
     cdef int32_t _intern_args(self, const unsigned char* b, EventFields* f) except -2:
         """The wanted args as a JSON object text, stored once per distinct text; -1 if none."""

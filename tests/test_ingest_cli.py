@@ -40,9 +40,8 @@ def test_outputs(tmp_path):
     assert doc["format"] == "c3prof-ingest" and doc["version"] == 2
     assert [i["rank"] for i in doc["inputs"]] == [0, 1]
     assert doc["results"] and all(REPORT_FIELDS <= set(r) for r in doc["results"])
-    for stem in ("ingest_time_share", "ingest_slowdowns", "ingest_fraction"):
-        for ext in ("png", "pdf"):
-            assert (tmp_path / "fig" / f"{stem}.{ext}").stat().st_size > 1000
+    for ext in ("png", "pdf"):  # one summary figure (breakdown, time share, slowdowns, fraction)
+        assert (tmp_path / "fig" / f"ingest_summary.{ext}").stat().st_size > 1000
 
     scenarios = load_scenario_file(out / "scenarios.toml")
     assert doc["scenario_file"] == str(out / "scenarios.toml")

@@ -86,7 +86,17 @@ def run(args: argparse.Namespace) -> int:
     # owns stdout and everything else goes to stderr.
     stream = sys.stderr if to_stdout else sys.stdout
     console = Console(file=stream, highlight=False, width=None if stream.isatty() else 200)
-    result = ingest(args.traces, map_nearest=args.map_nearest, include_last_step=args.include_last_step)
+    figures = None
+    if args.figures:
+        from c3prof.ingest.figures import FigureWorker
+
+        figures = FigureWorker().start()  # imports matplotlib while the traces are read
+    try:
+        result = ingest(args.traces, map_nearest=args.map_nearest, include_last_step=args.include_last_step)
+    except BaseException:
+        if figures is not None:
+            figures.cancel()
+        raise
 
     out = Path(args.out)
     _make_dir(out, "output")
@@ -108,11 +118,13 @@ def run(args: argparse.Namespace) -> int:
         write_json(doc, args.json)
         if not to_stdout:
             written.append(Path(args.json))
-    if args.figures:
-        from c3prof.ingest.figures import write_figures
-
-        _make_dir(Path(args.figures), "figures")
-        written += write_figures(result, Path(args.figures))
+    if figures is not None:
+        try:
+            _make_dir(Path(args.figures), "figures")
+        except C3profError:
+            figures.cancel()
+            raise
+        written += figures.finish(result.traces, result.results, Path(args.figures))
 
     if args.quiet:
         for w in result.warnings:

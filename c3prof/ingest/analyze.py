@@ -21,7 +21,7 @@ from c3prof.ingest.errors import KinetoTraceError, NoGpuEventsError
 from c3prof.ingest.events import COLLECTIVE, GEMM, KIND_CODES, TRANSFER, KinetoTrace, OpTable
 from c3prof.ingest.inputs import check_same_job, expand_inputs
 from c3prof.ingest.kernel_table import CLASSES
-from c3prof.ingest.names import short_name
+from c3prof.ingest.names import json_name, short_name
 from c3prof.ingest.reader import read_kineto
 from c3prof.ingest.regions import RegionSet, find_regions
 from c3prof.ingest.summary import ScenarioResult, summarize
@@ -117,7 +117,7 @@ def _kernel_rows(t: KinetoTrace, c: Classified) -> list[dict]:
     rows = []
     for u in np.argsort(-total)[:MAX_KERNEL_ROWS].tolist():
         name = t.names[int(uniq[u]) // len(CLASSES)]
-        rows.append({"name": short_name(name), "full_name": name, "class": CLASSES[int(uniq[u]) % len(CLASSES)],
+        rows.append({"name": short_name(name), "full_name": json_name(name), "class": CLASSES[int(uniq[u]) % len(CLASSES)],
                      "count": int(count[u]), "total_ms": float(total[u]) / 1e6})
     return rows
 

@@ -32,6 +32,7 @@ from c3prof.ingest.events import (
     COLLECTIVE, GEMM, GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, KIND_CODES, TRANSFER, CommInfo, GemmShape, GpuOp,
     KinetoTrace, OpIdentity, OpTable,
 )
+from c3prof.ingest.names import bounded
 from c3prof.ingest.kernel_table import (
     ATTENTION_OP, CLASSES, COMPUTE, CONV_OPS, GEMM_OPS, MEMSET, KernelClass, classify_kernel, classify_name,
 )
@@ -172,7 +173,7 @@ def comm_from_args(args: dict, carrier: str = "sm") -> CommInfo | None:
 
 
 def comm_from_kernel_name(name: str) -> CommInfo:
-    m = _COLLECTIVE_IN_NAME.search(name)
+    m = _COLLECTIVE_IN_NAME.search(bounded(name))
     return CommInfo(op=normalize_collective(m.group(1)) if m else "unknown", bytes=0, carrier="sm")
 
 
@@ -386,7 +387,7 @@ def classify(trace: KinetoTrace, rank: int) -> Classified:
 
 
 def _op_matters(name: str) -> bool:
-    return (name in GEMM_OPS or name in CONV_OPS or is_comm_cpu_op(name) or bool(ATTENTION_OP.search(name)))
+    return (name in GEMM_OPS or name in CONV_OPS or is_comm_cpu_op(name) or bool(ATTENTION_OP.search(bounded(name))))
 
 
 def _decide_groups(trace: KinetoTrace, result: Classified, rows: np.ndarray, key_cols: list[np.ndarray]) -> None:
@@ -562,7 +563,7 @@ def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, 
 
 def _named_by_kernel(kname: str) -> CommInfo:
     comm = comm_from_kernel_name(kname)
-    if comm.op == "unknown" and re.search(r"multimem_all_reduce|all_reduce|allreduce", kname, re.I):
+    if comm.op == "unknown" and re.search(r"multimem_all_reduce|all_reduce|allreduce", bounded(kname), re.I):
         return CommInfo(op="all_reduce", bytes=0)
     return comm
 

@@ -31,6 +31,13 @@ def bounded(name: str) -> str:
     return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS]
 
 
+def json_name(name: str) -> str:
+    """A name as the JSON output keeps it: whole up to MAX_NAME_CHARS, else cut with its length said."""
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    return f"{name[:MAX_NAME_CHARS]}...[{len(name)} characters in all]"
+
+
 def demangled(name: str) -> str:
     """C++ demangling of an Itanium-mangled name (``_Z...``); other names unchanged. A mangled name
     the C++ runtime cannot demangle (some NVCC-generated ones) gets the readable approximation of

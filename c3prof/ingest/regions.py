@@ -9,7 +9,8 @@ its device; a communication instance is alone when no GEMM overlaps it. Instance
 operation" when kernel name and shape/size agree (GpuOp.identity). Baselines come from the same trace
 (the same rank), as the definitions below compare like with like.
 
-Per region (DESIGN.md's definitions, with the alone medians standing in for the isolated runs):
+Per region (c3prof's speedup definitions, c3prof.analysis.speedup, with the alone medians standing in
+for the isolated runs):
     T_g = median(alone durations of this GEMM),  T_c = median(alone durations of this comm op)
     gemm_slowdown = T_g,cc / T_g,  comm_slowdown = T_c,cc / T_c
     T_s = T_g + T_c,  ideal = T_s / max(T_g, T_c),  realized = T_s / span(pair),

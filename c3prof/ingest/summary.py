@@ -25,7 +25,7 @@ import numpy as np
 
 from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import CommInfo, GemmShape
-from c3prof.ingest.names import short_name
+from c3prof.ingest.names import json_name, short_name
 from c3prof.ingest.regions import RegionSet, speedups, taxonomy
 from c3prof.ingest.stats import MedianSample, quantiles, ratio_ci
 from c3prof.scenarios import COMM_OPS, DTYPE_BYTES
@@ -91,8 +91,8 @@ class ScenarioResult:
             "comm": {"op": self.comm.op, "bytes": self.comm.bytes, "group_size": self.comm.group_size,
                      "dtype": self.comm.dtype, "carrier": self.comm.carrier, "direction": self.comm.direction,
                      "label": self.comm.label},
-            "gemm_kernels": self.gemm_kernels,
-            "comm_kernels": self.comm_kernels,
+            "gemm_kernels": [json_name(k) for k in self.gemm_kernels],
+            "comm_kernels": [json_name(k) for k in self.comm_kernels],
             "n_instances": self.n_instances,
             "overlap_ms": self.overlap_ns / 1e6,
             "time_share": self.time_share,

@@ -33,7 +33,7 @@ def _run(*argv):
 def test_outputs(tmp_path):
     out = tmp_path / "out"
     rc = main(["ingest", str(RANK0), str(RANK1), "--out", str(out), "--json", str(tmp_path / "r.json"),
-               "--figures", str(tmp_path / "fig")])
+               "--figures", str(tmp_path / "fig"), "--figure-formats", "png,pdf"])
     assert rc == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc == json.loads((out / "ingest.json").read_text())

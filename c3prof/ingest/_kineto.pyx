@@ -497,6 +497,11 @@ cdef class KinetoScanner:
     def bytes_consumed(self):
         return self.base_offset + self.start
 
+    @property
+    def pending(self):
+        """Bytes held for an event not yet complete (it is re-parsed from its start on each feed)."""
+        return self.end - self.start
+
     def feed(self, bytes chunk):
         """Append ``chunk`` and parse every complete step in the buffer."""
         cdef Py_ssize_t k = len(chunk)

@@ -28,7 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output directory: scenarios.toml (replayable) and ingest.json")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, and "
                                                        "the table goes to stderr)")
-    parser.add_argument("--figures", metavar="DIR", help="write figures (PNG and PDF) to DIR")
+    parser.add_argument("--figures", metavar="DIR", help="write the summary figure to DIR (ingest_summary.png)")
+    parser.add_argument("--figure-formats", default="png", metavar="LIST",
+                        help="comma-separated formats of the figure: png, pdf, svg (default png; each one is a "
+                             "full draw)")
     parser.add_argument("--no-map-nearest", dest="map_nearest", action="store_false",
                         help="do not replay collectives c3prof cannot run (reduce_scatter) as the nearest "
                              "supported one (all_gather); without this flag every such mapping is stated")
@@ -45,9 +48,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _figure_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if bad or not formats:
+        raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FIGURE_FORMATS)}")
+    return formats
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse unusable outputs before any work: directories where files go, files where directories
     go, an output that is one of the input traces."""
+    args.figure_formats = _figure_formats(args.figure_formats)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise C3profError(f"{out}: --out must be a directory, and this is a file")
@@ -124,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         except C3profError:
             figures.cancel()
             raise
-        written += figures.finish(result.traces, result.results, Path(args.figures))
+        written += figures.finish(result.traces, result.results, Path(args.figures), args.figure_formats)
 
     if args.quiet:
         for w in result.warnings:

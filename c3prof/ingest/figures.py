@@ -1,4 +1,5 @@
-"""Figure of ``c3prof ingest --figures DIR``: ``ingest_summary.png`` and ``.pdf``, drawn with the shared
+"""Figure of ``c3prof ingest --figures DIR``: ``ingest_summary.png`` (``--figure-formats`` adds pdf/svg), drawn
+with the shared
 figure code (c3prof.figures.common: matplotlib's Figure API, no pyplot), four panels:
 
 1. busy time per kernel class on each device, with HTA's overlap in the label;
@@ -6,10 +7,10 @@ figure code (c3prof.figures.common: matplotlib's Figure API, no pyplot), four pa
 3. their GEMM and communication slowdowns, with bootstrap intervals;
 4. their fraction of ideal, with bootstrap intervals (panels 2-4 share the scenario labels).
 
-Why one figure with fixed margins: each saved file costs a full layout and draw, and matplotlib's
-import alone takes about as long as ingesting a 35 MB trace. ``FigureWorker`` starts a forked
-process that imports matplotlib while the trace is read, then draws when the results arrive, so
-figures stay within about 2x of the no-figure time. No GPU or torch import.
+Why one figure, fixed margins, shared labels and PNG by default: each saved file is a full draw, and
+matplotlib's import alone takes longer than ingesting a 35 MB trace. ``FigureWorker`` starts a
+forked process that imports matplotlib while the trace is read, then draws when the results arrive.
+No GPU or torch import.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def _fraction(ax, shown) -> None:
     ax.set_title("Fraction of the ideal overlap gain", fontsize=9)
 
 
-def draw(traces, results, out: Path) -> list[Path]:
-    """The summary figure, saved as PNG and PDF in ``out``: the class breakdown on top, then the three
+def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
+    """The summary figure, saved in ``formats`` in ``out``: the class breakdown on top, then the three
     per-scenario panels side by side, sharing one set of scenario labels (text is most of the cost)."""
     from c3prof.figures.common import new_figure
 
@@ -119,33 +120,21 @@ def draw(traces, results, out: Path) -> list[Path]:
     height = fig.get_figheight()
     fig.subplots_adjust(left=0.27, right=0.99, top=1 - 0.35 / height, bottom=0.55 / height, wspace=0.08,
                         hspace=0.9 / max((top + bottom) / 2, 0.5))
-    return _save_both(fig, out)
+    return _save(fig, out, formats)
 
 
-def _save_both(fig, out: Path) -> list[Path]:
-    """PNG and PDF written at the same time: the PDF by a forked copy of this process (each format is
-    a full draw; on two cores this halves the wait). Without fork, one after the other."""
-    from c3prof.figures.common import save
-
-    if not hasattr(os, "fork"):
-        return save(fig, out, FIGURE_NAME)
-    png, pdf = out / f"{FIGURE_NAME}.png", out / f"{FIGURE_NAME}.pdf"
-    pid = os.fork()
-    if pid == 0:  # the child writes the PDF and leaves without running any cleanup of the parent's
+def _save(fig, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """One file per format (png at PNG_DPI; pdf, svg vector). Each format is a full draw of the
+    figure, which is why PNG alone is the default."""
+    paths = []
+    for fmt in formats:
+        path = out / f"{FIGURE_NAME}.{fmt}"
         try:
-            fig.savefig(pdf)
-            os._exit(0)
-        except BaseException:
-            os._exit(1)
-    try:
-        fig.savefig(png, dpi=PNG_DPI)
-    except OSError as exc:
-        os.waitpid(pid, 0)
-        raise C3profError(f"{out}: cannot write figure {FIGURE_NAME}: {exc.strerror or exc}") from None
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise C3profError(f"{out}: cannot write figure {FIGURE_NAME}.pdf")
-    return [png, pdf]
+            fig.savefig(path, **({"dpi": PNG_DPI} if fmt == "png" else {}))
+        except OSError as exc:
+            raise C3profError(f"{out}: cannot write figure {path.name}: {exc.strerror or exc}") from None
+        paths.append(path)
+    return paths
 
 
 class FigureWorker:
@@ -168,11 +157,11 @@ class FigureWorker:
         child.close()
         return self
 
-    def finish(self, traces, results, out: Path) -> list[Path]:
+    def finish(self, traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
         if self._proc is None:
-            return draw(traces, results, out)
+            return draw(traces, results, out, formats)
         try:
-            self._conn.send((traces, results, str(out)))
+            self._conn.send((traces, results, str(out), formats))
             ok, payload = self._conn.recv()
         except (EOFError, OSError) as exc:
             raise C3profError(f"{out}: the figure process failed ({exc})") from None
@@ -189,21 +178,19 @@ class FigureWorker:
 
 
 def _worker(conn) -> None:
-    # The slow part, done while the parent reads the trace: imports, the font cache, a first text draw.
+    # The slow part, done while the parent reads the trace: the imports and the font cache.
     import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.backends.backend_pdf  # noqa: F401
-    from matplotlib.figure import Figure
+    import matplotlib.figure  # noqa: F401
+    from matplotlib import font_manager
 
-    warm = Figure(figsize=(1, 1))
-    warm.text(0.5, 0.5, "warm up 0123456789 | x", fontsize=7)
-    warm.canvas.draw()
+    font_manager.findfont("DejaVu Sans")
 
     try:
-        traces, results, out = conn.recv()
+        traces, results, out, formats = conn.recv()
     except EOFError:
         os._exit(0)
     try:
-        conn.send((True, [str(p) for p in draw(traces, results, Path(out))]))
+        conn.send((True, [str(p) for p in draw(traces, results, Path(out), formats)]))
     except C3profError as exc:
         conn.send((False, str(exc)))
     except Exception as exc:  # reported by the parent as one line

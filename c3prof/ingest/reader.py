@@ -37,9 +37,15 @@ def _scanner_class():
     return KinetoScanner
 
 
-def _plain_chunks(f) -> Iterator[bytes]:
+def _chunk_size(scanner) -> int:
+    """CHUNK_BYTES, or as much as the scanner already holds of an unfinished event: a huge event
+    (a 300 MB kernel name) is then re-parsed a logarithmic, not linear, number of times."""
+    return max(CHUNK_BYTES, int(scanner.pending)) if scanner is not None else CHUNK_BYTES
+
+
+def _plain_chunks(f, scanner=None) -> Iterator[bytes]:
     while True:
-        chunk = f.read(CHUNK_BYTES)
+        chunk = f.read(_chunk_size(scanner))
         if not chunk:
             return
         yield chunk
@@ -48,8 +54,9 @@ def _plain_chunks(f) -> Iterator[bytes]:
 class _GzipChunks:
     """Decompress a (possibly multi-member, possibly truncated) gzip stream chunk by chunk."""
 
-    def __init__(self, f):
+    def __init__(self, f, scanner=None):
         self.f = f
+        self.scanner = scanner
         self.cut_short = False
 
     def __iter__(self) -> Iterator[bytes]:
@@ -62,7 +69,7 @@ class _GzipChunks:
             while raw:
                 member_started = True
                 try:
-                    out = d.decompress(raw, CHUNK_BYTES)
+                    out = d.decompress(raw, _chunk_size(self.scanner))
                 except zlib.error as exc:
                     raise KinetoTraceError(f"{self.f.name}: corrupt gzip data: {exc}") from None
                 if out:
@@ -101,10 +108,10 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
         is_gzip = f.read(2) == _GZIP_MAGIC
         f.seek(0)
         if is_gzip:
-            gz = _GzipChunks(f)
+            gz = _GzipChunks(f, scanner)
             chunks = iter(gz)
         else:
-            chunks = _plain_chunks(f)
+            chunks = _plain_chunks(f, scanner)
         fed = 0
         try:
             for chunk in chunks:

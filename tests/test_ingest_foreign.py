@@ -176,7 +176,11 @@ def test_transfers_keep_their_direction(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "ingest.json").read_text())
     dirs = {x["comm"]["direction"] for x in doc["results"] if x["comm"]["op"] == "transfer"}
-    assert dirs <= {"HtoD", "DtoH", "PtoP"} and dirs
+    assert dirs == {"HtoD", "DtoH"}
+    scen = [s for s in load_scenario_file(tmp_path / "scenarios.toml") if s.comm.op == "transfer"]
+    links = {("direction:HtoD" in s.tags, "direction:DtoH" in s.tags, s.comm.link) for s in scen}
+    assert links == {(True, False, "pcie_h2d"), (False, True, "pcie_d2h")}
+    assert all(s.comm.bytes % 16 == 0 for s in scen)
 
 
 def test_different_jobs_are_refused():

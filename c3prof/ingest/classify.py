@@ -481,55 +481,77 @@ def _named_comm_rows(trace: KinetoTrace, crow: np.ndarray) -> np.ndarray:
     """Per GPU row, the kept CPU op that names its collective: the launching op itself when its
     name says which collective (``nccl:all_to_all``, ``c10d::alltoall_base_``), else the innermost
     such op enclosing it on its thread (``record_param_comms`` sits inside ``c10d::*`` in older
-    PyTorch); -1 when there is none."""
-    cpu, names = trace.cpu, trace.names
+    PyTorch); of those, the nearest that also gives the size. -1 when there is none."""
     out = np.full(len(crow), -1, dtype=np.int64)
-    linked = np.unique(crow[crow >= 0])
+    index = _CommOpIndex(trace)
+    linked = np.intersect1d(np.unique(crow[crow >= 0]), index.rows)
     if len(linked) == 0:
         return out
-    comm_rows = np.nonzero(np.isin(cpu["name"], [i for i, nm in enumerate(names) if is_comm_cpu_op(nm)]))[0]
-    if len(comm_rows) == 0:
-        return out
-    named_ok = {int(r) for r in comm_rows if comm_op_from_cpu_name(names[int(cpu["name"][r])])}
-    comm_rows = comm_rows[np.lexsort((cpu["start_ns"][comm_rows], cpu["tid"][comm_rows], cpu["pid"][comm_rows]))]
-    best: dict[int, int] = {}
-    for r in np.intersect1d(linked, comm_rows).tolist():
-        best[r] = _sized(trace, comm_rows, named_ok, r if r in named_ok else _enclosing(cpu, comm_rows, named_ok, r))
-    if best:
-        keys = np.fromiter(best.keys(), dtype=np.int64)
-        vals = np.fromiter(best.values(), dtype=np.int64)
-        order = np.argsort(keys)
-        keys, vals = keys[order], vals[order]
-        pos = np.clip(np.searchsorted(keys, crow), 0, len(keys) - 1)
-        hit = (crow >= 0) & (keys[pos] == crow)
-        out[hit] = vals[pos[hit]]
+    best = np.array([index.best(int(r)) for r in linked.tolist()], dtype=np.int64)
+    pos = np.clip(np.searchsorted(linked, crow), 0, len(linked) - 1)
+    hit = (crow >= 0) & (linked[pos] == crow)
+    out[hit] = best[pos[hit]]
     return out
 
 
-def _sized(trace: KinetoTrace, rows: np.ndarray, allowed: set[int], r: int) -> int:
-    """``r``, or the nearest op enclosing it that gives the collective's size (``nccl:_all_gather_base``
-    records only its input; the ``c10d::_allgather_base_`` around it records the output too)."""
-    first, depth = r, 0
-    while r >= 0 and depth < 3:
-        info = comm_from_op(trace.names[int(trace.cpu["name"][r])], trace.cpu_args_of(r))
-        if info is not None and info.bytes > 0:
-            return r
-        r, depth = _enclosing(trace.cpu, rows, allowed, r), depth + 1
-    return first
+class _CommOpIndex:
+    """The kept communication ops of a trace, per thread and sorted by start, for finding the op
+    that encloses another (a short backward scan: collectives nest a few levels deep at most)."""
 
+    SCAN = 8  # named collective ops nest a few deep; earlier siblings end before r starts
 
-def _enclosing(cpu: dict, rows: np.ndarray, allowed: set[int], r: int) -> int:
-    """The innermost op of ``allowed`` among ``rows`` (sorted by pid, tid, start) containing op r."""
-    pid, tid, t = cpu["pid"][r], cpu["tid"][r], cpu["start_ns"][r]
-    end = t + cpu["dur_ns"][r]
-    i = int(np.searchsorted(cpu["start_ns"][rows], t, side="right"))  # rows are few: a linear scan is fine
-    for j in range(min(i, len(rows)) - 1, max(i - 256, -1), -1):
-        c = int(rows[j])
-        if c == r or c not in allowed or cpu["pid"][c] != pid or cpu["tid"][c] != tid:
-            continue
-        if cpu["start_ns"][c] <= t and cpu["start_ns"][c] + cpu["dur_ns"][c] >= end:
-            return c
-    return -1
+    def __init__(self, trace: KinetoTrace):
+        self.trace, cpu, names = trace, trace.cpu, trace.names
+        comm_names = [i for i, nm in enumerate(names) if is_comm_cpu_op(nm)]
+        self.rows = np.sort(np.nonzero(np.isin(cpu["name"], comm_names))[0]) if comm_names else np.zeros(0, np.int64)
+        named_names = {i for i in comm_names if comm_op_from_cpu_name(names[i])}
+        self.named = {int(r) for r in self.rows.tolist() if int(cpu["name"][r]) in named_names}
+        # Per thread, the ops that name a collective, sorted by start (the only possible enclosers).
+        self.threads: dict[tuple[int, int], tuple] = {}
+        named = np.fromiter(sorted(self.named), dtype=np.int64)
+        if len(named):
+            keyed = named[np.lexsort((cpu["start_ns"][named], cpu["tid"][named], cpu["pid"][named]))]
+            pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
+            cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
+            for part in np.split(keyed, cut):
+                starts = cpu["start_ns"][part]
+                self.threads[(int(cpu["pid"][part[0]]), int(cpu["tid"][part[0]]))] = (
+                    part.tolist(), starts, (starts + cpu["dur_ns"][part]).tolist())
+        self._info: dict[tuple[int, int], CommInfo | None] = {}
+
+    def info(self, r: int) -> CommInfo | None:
+        cpu = self.trace.cpu
+        key = (int(cpu["name"][r]), int(cpu["args"][r]))
+        if key not in self._info:
+            self._info[key] = comm_from_op(self.trace.names[key[0]], self.trace.cpu_args_of(r))
+        return self._info[key]
+
+    def enclosing(self, r: int) -> int:
+        """The innermost collective-naming op on r's thread that contains r (-1: none)."""
+        cpu = self.trace.cpu
+        entry = self.threads.get((int(cpu["pid"][r]), int(cpu["tid"][r])))
+        if entry is None:
+            return -1
+        rows, starts, ends = entry
+        t = cpu["start_ns"][r]
+        end = int(t + cpu["dur_ns"][r])
+        i = int(np.searchsorted(starts, t, side="right"))
+        for j in range(i - 1, max(i - self.SCAN, -1), -1):
+            if rows[j] != r and ends[j] >= end:
+                return rows[j]
+        return -1
+
+    def best(self, r: int) -> int:
+        """r if it names its collective, else its innermost named encloser; then the nearest of
+        those outward (up to 3 levels) that also gives the size."""
+        first = r if r in self.named else self.enclosing(r)
+        c, depth = first, 0
+        while c >= 0 and depth < 3:
+            info = self.info(c)
+            if info is not None and info.bytes > 0:
+                return c
+            c, depth = self.enclosing(c), depth + 1
+        return first
 
 
 def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, named: int,

@@ -5,8 +5,10 @@ One scenario per distinct (GEMM, communication) pair that c3prof capture can run
 * communication sizes are **bucketed** to a quarter-octave grid (2^k x 1, 1.25, 1.5 or 1.75, the
   nearest), so near-equal sizes of one operation (55,539,892 B and 55,599,168 B) become one
   scenario; the exact sizes are listed in its description;
-* transfers keep their **direction** (HtoD, DtoH, PtoP) in the name, a ``direction:`` tag and the
-  description (the scenario format's ``comm`` has no direction field; a transfer replays as one);
+* transfers keep their **direction**: HtoD replays on link ``pcie_h2d``, DtoH on ``pcie_d2h``
+  (c3prof.scenarios.LINKS), also in the name and a ``direction:`` tag; their bucketed size is a
+  multiple of 16 bytes (capture's copy kernels move 16-byte words); peer copies are not replayed
+  (the scenario model has no peer link);
 * the collective's dtype, when the trace gives it, is a ``dtype:`` tag;
 * ``weight`` = the share of the overlapped GEMM+communication time; the share of the traces' step
   time (summed device spans) is in the description;
@@ -23,7 +25,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from c3prof.ingest.summary import ScenarioResult
+from c3prof.ingest.summary import TRANSFER_LINKS, ScenarioResult
 from c3prof.scenarios import CommSpec, GemmSpec, Scenario, dump_scenarios, parse_scenarios
 from c3prof.units import format_bytes
 
@@ -32,14 +34,16 @@ MAX_BYTES = 1 << 40  # 1 TiB
 _STEPS = (1.0, 1.25, 1.5, 1.75, 2.0)
 
 
-def bucket_bytes(n: int) -> int:
-    """The nearest point of the quarter-octave grid 2^k * (1, 1.25, 1.5, 1.75)."""
+def bucket_bytes(n: int, multiple: int = 1) -> int:
+    """The nearest point of the quarter-octave grid 2^k * (1, 1.25, 1.5, 1.75), rounded up to a
+    multiple of ``multiple`` (16 for transfers: capture's copy kernels move 16-byte words)."""
     if n <= 1:
-        return max(n, 1)
-    k = int(math.floor(math.log2(n)))
-    base = 1 << k
-    best = min(_STEPS, key=lambda f: abs(n - base * f))
-    return int(round(base * best))
+        b = max(n, 1)
+    else:
+        k = int(math.floor(math.log2(n)))
+        base = 1 << k
+        b = int(round(base * min(_STEPS, key=lambda f: abs(n - base * f))))
+    return -(-b // multiple) * multiple
 
 
 def refusal(r: ScenarioResult) -> str | None:
@@ -68,8 +72,11 @@ def build_scenarios(results: list[ScenarioResult]) -> tuple[list[Scenario], list
             refused.append(f"{r.scenario}: not written to scenarios.toml ({why})")
             continue
         g = r.gemm
-        key = (GemmSpec(m=g.m * g.batch, n=g.n, k=g.k, dtype=g.dtype),
-               CommSpec(op=r.replay_op, bytes=bucket_bytes(r.comm.bytes)), r.comm.direction)
+        if r.replay_op == "transfer":  # the copy's direction is the link it crosses
+            comm = CommSpec(op="transfer", bytes=bucket_bytes(r.comm.bytes, 16), link=TRANSFER_LINKS[r.comm.direction])
+        else:
+            comm = CommSpec(op=r.replay_op, bytes=bucket_bytes(r.comm.bytes))
+        key = (GemmSpec(m=g.m * g.batch, n=g.n, k=g.k, dtype=g.dtype), comm, r.comm.direction)
         merged.setdefault(key, []).append(r)
     scenarios, names = [], set()
     for (spec, comm, direction), rs in merged.items():

@@ -31,6 +31,9 @@ from c3prof.ingest.stats import MedianSample, quantiles, ratio_ci
 from c3prof.scenarios import COMM_OPS, DTYPE_BYTES
 from c3prof.units import format_bytes
 
+# The scenario link a copy of each Kineto direction replays on (c3prof.scenarios.LINKS).
+TRANSFER_LINKS = {"HtoD": "pcie_h2d", "DtoH": "pcie_d2h"}
+
 # Fewer non-overlapped instances than this: "no reference" instead of a slowdown or speedup.
 MIN_REFERENCE = 3
 
@@ -160,6 +163,10 @@ def replay_op(comm: CommInfo, gemm: GemmShape | None, map_nearest: bool) -> tupl
     if gemm.batch > 1:
         notes.append(f"batched GEMM ({gemm.batch} x {gemm.m}x{gemm.n}x{gemm.k}) replayed as one GEMM with "
                      f"m = {gemm.batch * gemm.m} (same FLOPs, different operand reuse)")
+    if op == "transfer" and comm.direction not in TRANSFER_LINKS:
+        notes.append(f"{comm.direction or 'unknown-direction'} copy: c3prof capture's transfers cross "
+                     f"{', '.join(TRANSFER_LINKS.values())} only: not replayed")
+        return None, notes
     if op in COMM_OPS:
         return op, notes
     if op in NEAREST_OP:

@@ -5,7 +5,6 @@ in each test to carry exactly the defect under test."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time

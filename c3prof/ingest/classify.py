@@ -259,6 +259,17 @@ class Classified:
         return self.table.ops()
 
 
+def per_thread(cpu: dict, rows: np.ndarray):
+    """((pid, tid), the rows of that thread sorted by start) for the CPU ``rows`` given."""
+    if len(rows) == 0:
+        return
+    keyed = rows[np.lexsort((cpu["start_ns"][rows], cpu["tid"][rows], cpu["pid"][rows]))]
+    pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
+    cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
+    for part in np.split(keyed, cut):
+        yield (int(cpu["pid"][part[0]]), int(cpu["tid"][part[0]])), part
+
+
 class _Linker:
     """GPU activity -> the kept CPU op that launched it, vectorized over rows.
 
@@ -279,16 +290,11 @@ class _Linker:
         self.launch = launch
         # Kept CPU ops per thread, sorted by start, for span containment.
         self.threads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        if len(ops):
-            keyed = ops[np.lexsort((cpu["start_ns"][ops], cpu["tid"][ops], cpu["pid"][ops]))]
-            pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
-            cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
-            for rows in np.split(keyed, cut):
-                starts = cpu["start_ns"][rows]
-                ends = starts + cpu["dur_ns"][rows]
-                # Latest end among ops started so far: if it is before t, nothing contains t.
-                self.threads[(int(cpu["pid"][rows[0]]), int(cpu["tid"][rows[0]]))] = (
-                    rows, starts, ends, np.maximum.accumulate(ends))
+        for key, rows in per_thread(cpu, ops):
+            starts = cpu["start_ns"][rows]
+            ends = starts + cpu["dur_ns"][rows]
+            # Latest end among ops started so far: if it is before t, nothing contains t.
+            self.threads[key] = (rows, starts, ends, np.maximum.accumulate(ends))
 
     @staticmethod
     def _lookup(sorted_keys: np.ndarray, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -355,7 +361,12 @@ def classify(trace: KinetoTrace, rank: int) -> Classified:
     cpu = trace.cpu
     op_id = np.where(linked, cpu["name"][np.maximum(crow, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
     cargs = np.where(linked, cpu["args"][np.maximum(crow, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
+    # The op naming each activity's collective, by (name, args): rows with the same key are one
+    # distinct decision, however many times the collective ran.
     named = _named_comm_rows(trace, crow)
+    has_named = named >= 0
+    named_name = np.where(has_named, cpu["name"][np.maximum(named, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
+    named_args = np.where(has_named, cpu["args"][np.maximum(named, 0)] if len(cpu["name"]) else -1, -1).astype(np.int64)
     # Rows that need a decision in Python: all but kernels whose name says "compute" and whose
     # launching op is not one that changes that (most kernels of a real trace).
     name_cls = np.full(len(names), CLASS_CODES[COMPUTE], dtype=np.int8)
@@ -370,7 +381,7 @@ def classify(trace: KinetoTrace, rank: int) -> Classified:
     copy = kinds[rows] == GPU_MEMCPY
     zero = np.zeros(len(rows), dtype=np.int64)
     key_cols = [kinds[rows].astype(np.int64), gpu["name"][rows].astype(np.int64), op_id[rows], cargs[rows],
-                gpu["args"][rows].astype(np.int64), named[rows],
+                gpu["args"][rows].astype(np.int64), named_name[rows], named_args[rows],
                 np.where(copy, gpu["bytes"][rows], zero), np.where(copy, gpu["src_device"][rows], zero),
                 np.where(copy, gpu["dst_device"][rows], zero)]
     if len(rows):
@@ -508,15 +519,9 @@ class _CommOpIndex:
         self.named = {int(r) for r in self.rows.tolist() if int(cpu["name"][r]) in named_names}
         # Per thread, the ops that name a collective, sorted by start (the only possible enclosers).
         self.threads: dict[tuple[int, int], tuple] = {}
-        named = np.fromiter(sorted(self.named), dtype=np.int64)
-        if len(named):
-            keyed = named[np.lexsort((cpu["start_ns"][named], cpu["tid"][named], cpu["pid"][named]))]
-            pid, tid = cpu["pid"][keyed], cpu["tid"][keyed]
-            cut = np.nonzero((np.diff(pid) != 0) | (np.diff(tid) != 0))[0] + 1
-            for part in np.split(keyed, cut):
-                starts = cpu["start_ns"][part]
-                self.threads[(int(cpu["pid"][part[0]]), int(cpu["tid"][part[0]]))] = (
-                    part.tolist(), starts, (starts + cpu["dur_ns"][part]).tolist())
+        for key, part in per_thread(cpu, np.fromiter(sorted(self.named), dtype=np.int64)):
+            starts = cpu["start_ns"][part]
+            self.threads[key] = (part.tolist(), starts, (starts + cpu["dur_ns"][part]).tolist())
         self._info: dict[tuple[int, int], CommInfo | None] = {}
 
     def info(self, r: int) -> CommInfo | None:
@@ -554,15 +559,15 @@ class _CommOpIndex:
         return first
 
 
-def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, named: int,
-              nbytes: int, src: int, dst: int) -> tuple[KernelClass, OpIdentity | None]:
+def _identify(trace: KinetoTrace, kind: int, name_id: int, op: int, cargs: int, kargs: int, named_name: int,
+              named_args: int, nbytes: int, src: int, dst: int) -> tuple[KernelClass, OpIdentity | None]:
     """The class of one distinct (activity, launching op, args) key, and the operation C3 analysis
     pairs it as (None: not a GEMM, collective or transfer)."""
     kname = trace.names[name_id]
     op_name = trace.names[op] if op >= 0 else ""
     kargs_d = trace.args[kargs] if kargs >= 0 else {}
     cargs_d = trace.args[cargs] if cargs >= 0 else {}
-    named_comm = _named_comm_info(trace, named)
+    named_comm = _named_comm_info(trace, named_name, named_args)
     if kind == GPU_MEMCPY:
         coll = cargs_d if is_comm_cpu_op(op_name) else {}
         comm = _copy_comm(kname, nbytes, src, dst, coll, named_comm)
@@ -598,11 +603,10 @@ def _with_size(comm: CommInfo | None, named: CommInfo | None) -> CommInfo | None
     return comm
 
 
-def _named_comm_info(trace: KinetoTrace, named: int) -> CommInfo | None:
-    if named < 0:
+def _named_comm_info(trace: KinetoTrace, name_id: int, args_id: int) -> CommInfo | None:
+    if name_id < 0:
         return None
-    cpu = trace.cpu
-    return comm_from_op(trace.names[int(cpu["name"][named])], trace.cpu_args_of(int(named)))
+    return comm_from_op(trace.names[name_id], trace.args[args_id] if args_id >= 0 else {})
 
 
 def _copy_comm(name: str, nbytes: int, src: int, dst: int, collective_args: dict,

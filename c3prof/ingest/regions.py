@@ -30,6 +30,7 @@ import numpy as np
 
 from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import GEMM, KIND_CODES, GpuOp, OpTable
+from c3prof.ingest.intervals import length, union
 
 TAXONOMY_MARGIN = 1.15
 
@@ -191,12 +192,4 @@ def _expand_runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _union_length(starts: np.ndarray, ends: np.ndarray) -> int:
     """Total length of the union of intervals."""
-    if len(starts) == 0:
-        return 0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > reach[:-1]
-    heads = np.nonzero(new)[0]
-    return int((np.maximum.reduceat(e, heads) - s[heads]).sum())
+    return length(union(starts, ends))

@@ -31,46 +31,12 @@ import numpy as np
 from c3prof.ingest.classify import Classified, is_profiler_step
 from c3prof.ingest.events import GPU_MEMCPY, KinetoTrace
 from c3prof.ingest.kernel_table import CLASSES, TRANSFER
+from c3prof.ingest.intervals import length, union
 from c3prof.ingest.names import bounded
 
 HTA_COMM = re.compile(r"^nccl.*Kernel")
 HTA_NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")
 _STEP_NUMBER = re.compile(r"ProfilerStep\s*#\s*(\d+)")
-
-
-def union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals as sorted, disjoint (starts, ends)."""
-    if len(starts) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > reach[:-1]
-    heads = np.nonzero(new)[0]
-    return s[heads], np.maximum.reduceat(e, heads)
-
-
-def _covered_before(bs: np.ndarray, be: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Length of the disjoint sorted intervals (bs, be) before each time in t."""
-    k = np.searchsorted(bs, t, side="right") - 1
-    kk = np.maximum(k, 0)
-    before = np.where(k > 0, cum[np.maximum(k - 1, 0)], 0)
-    inside = np.clip(np.minimum(t, be[kk]) - bs[kk], 0, None)
-    return np.where(k >= 0, before + inside, 0)
-
-
-def intersection_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> int:
-    """Total length of (union a) ∩ (union b), both given as sorted disjoint intervals."""
-    (as_, ae), (bs, be) = a, b
-    if len(as_) == 0 or len(bs) == 0:
-        return 0
-    cum = np.cumsum(be - bs)
-    return int((_covered_before(bs, be, cum, ae) - _covered_before(bs, be, cum, as_)).sum())
-
-
-def length(u: tuple[np.ndarray, np.ndarray]) -> int:
-    return int((u[1] - u[0]).sum())
 
 
 @dataclass

@@ -15,7 +15,6 @@ import argparse
 import importlib.metadata
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path

@@ -498,7 +498,7 @@ def _named_comm_rows(trace: KinetoTrace, crow: np.ndarray) -> np.ndarray:
     linked = np.intersect1d(np.unique(crow[crow >= 0]), index.rows)
     if len(linked) == 0:
         return out
-    best = np.array([index.best(int(r)) for r in linked.tolist()], dtype=np.int64)
+    best = index.best_many(linked)
     pos = np.clip(np.searchsorted(linked, crow), 0, len(linked) - 1)
     hit = (crow >= 0) & (linked[pos] == crow)
     out[hit] = best[pos[hit]]
@@ -515,13 +515,15 @@ class _CommOpIndex:
         self.trace, cpu, names = trace, trace.cpu, trace.names
         comm_names = [i for i, nm in enumerate(names) if is_comm_cpu_op(nm)]
         self.rows = np.sort(np.nonzero(np.isin(cpu["name"], comm_names))[0]) if comm_names else np.zeros(0, np.int64)
-        named_names = {i for i in comm_names if comm_op_from_cpu_name(names[i])}
-        self.named = {int(r) for r in self.rows.tolist() if int(cpu["name"][r]) in named_names}
+        self.named_names = [i for i in comm_names if comm_op_from_cpu_name(names[i])]
+        named_rows = self.rows[np.isin(cpu["name"][self.rows], self.named_names)] if self.named_names else self.rows[:0]
+        self.named = set(named_rows.tolist())
         # Per thread, the ops that name a collective, sorted by start (the only possible enclosers).
         self.threads: dict[tuple[int, int], tuple] = {}
-        for key, part in per_thread(cpu, np.fromiter(sorted(self.named), dtype=np.int64)):
+        for key, part in per_thread(cpu, named_rows):
             starts = cpu["start_ns"][part]
-            self.threads[key] = (part.tolist(), starts, (starts + cpu["dur_ns"][part]).tolist())
+            ends = starts + cpu["dur_ns"][part]
+            self.threads[key] = (part.tolist(), starts, ends.tolist(), part, ends)
         self._info: dict[tuple[int, int], CommInfo | None] = {}
 
     def info(self, r: int) -> CommInfo | None:
@@ -537,7 +539,7 @@ class _CommOpIndex:
         entry = self.threads.get((int(cpu["pid"][r]), int(cpu["tid"][r])))
         if entry is None:
             return -1
-        rows, starts, ends = entry
+        rows, starts, ends = entry[:3]
         t = cpu["start_ns"][r]
         end = int(t + cpu["dur_ns"][r])
         i = int(np.searchsorted(starts, t, side="right"))
@@ -545,6 +547,46 @@ class _CommOpIndex:
             if rows[j] != r and ends[j] >= end:
                 return rows[j]
         return -1
+
+    def best_many(self, rs: np.ndarray) -> np.ndarray:
+        """``best`` of every row of ``rs``: vectorized for the usual case (the op names and sizes its
+        collective, or the nearest named op before it on its thread encloses it and gives the size),
+        op by op for the rest."""
+        cpu = self.trace.cpu
+        is_named = np.isin(cpu["name"][rs], self.named_names) if self.named_names else np.zeros(len(rs), bool)
+        first = np.where(is_named, rs, self._nearest_enclosing(rs))
+        sized = np.zeros(len(rs), dtype=bool)
+        ok = first >= 0
+        keys = np.stack([cpu["name"][first[ok]], cpu["args"][first[ok]]], axis=1)
+        uniq, inv = np.unique(keys, axis=0, return_inverse=True) if len(keys) else (keys, np.zeros(0, np.int64))
+        has = np.array([self._gives_size(n, a) for n, a in uniq.tolist()], dtype=bool)
+        sized[ok] = has[inv.reshape(-1)] if len(has) else False
+        out = first.copy()
+        for k in np.nonzero(~sized)[0].tolist():  # no encloser found at once, or no size: the full search
+            out[k] = self.best(int(rs[k]))
+        return out
+
+    def _gives_size(self, name_id: int, args_id: int) -> bool:
+        info = comm_from_op(self.trace.names[name_id], self.trace.args[args_id] if args_id >= 0 else {})
+        return info is not None and info.bytes > 0
+
+    def _nearest_enclosing(self, rs: np.ndarray) -> np.ndarray:
+        """Per row, the last named op that started before it on its thread, if it encloses it; -1
+        otherwise (``best`` then searches further back)."""
+        cpu = self.trace.cpu
+        out = np.full(len(rs), -1, dtype=np.int64)
+        for key, part in per_thread(cpu, rs):
+            entry = self.threads.get(key)
+            if entry is None:
+                continue
+            _, starts, _, rows, ends = entry
+            t = cpu["start_ns"][part]
+            j = np.searchsorted(starts, t, side="right") - 1
+            jj = np.maximum(j, 0)
+            hit = (j >= 0) & (rows[jj] != part) & (ends[jj] >= t + cpu["dur_ns"][part])
+            pos = np.searchsorted(rs, part)  # rs is sorted (np.intersect1d)
+            out[pos[hit]] = rows[jj[hit]]
+        return out
 
     def best(self, r: int) -> int:
         """r if it names its collective, else its innermost named encloser; then the nearest of

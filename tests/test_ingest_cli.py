@@ -33,16 +33,15 @@ def _run(*argv):
 def test_outputs(tmp_path):
     out = tmp_path / "out"
     rc = main(["ingest", str(RANK0), str(RANK1), "--out", str(out), "--json", str(tmp_path / "r.json"),
-               "--figures", str(tmp_path / "fig")])
+               "--figures", str(tmp_path / "fig"), "--figure-formats", "png,pdf"])
     assert rc == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc == json.loads((out / "ingest.json").read_text())
-    assert doc["format"] == "c3prof-ingest" and doc["version"] == 1
+    assert doc["format"] == "c3prof-ingest" and doc["version"] == 2
     assert [i["rank"] for i in doc["inputs"]] == [0, 1]
     assert doc["results"] and all(REPORT_FIELDS <= set(r) for r in doc["results"])
-    for stem in ("ingest_time_share", "ingest_slowdowns", "ingest_fraction"):
-        for ext in ("png", "pdf"):
-            assert (tmp_path / "fig" / f"{stem}.{ext}").stat().st_size > 1000
+    for ext in ("png", "pdf"):  # one summary figure (breakdown, time share, slowdowns, fraction)
+        assert (tmp_path / "fig" / f"ingest_summary.{ext}").stat().st_size > 1000
 
     scenarios = load_scenario_file(out / "scenarios.toml")
     assert doc["scenario_file"] == str(out / "scenarios.toml")
@@ -114,7 +113,7 @@ def test_unknown_kernels_only(tmp_path):
     p.write_text(json.dumps({"traceEvents": ev}))
     r = _run("ingest", p, "--out", tmp_path / "o")
     assert r.returncode == 0, r.stderr
-    assert "9 kernels of 3 names are neither GEMMs nor collectives" in r.stdout
+    assert "9 kernels of 3 names are other compute" in r.stdout
     assert "no GEMM ran concurrently with a communication operation" in r.stdout
     assert not (tmp_path / "o" / "scenarios.toml").exists()
     doc = json.loads((tmp_path / "o" / "ingest.json").read_text())

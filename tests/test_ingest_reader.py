@@ -68,9 +68,10 @@ def test_synthetic_fixture_contents():
     names = set(t.names)
     assert 'my_team_fused_kernel<"v2">' in names  # escaped quote in a name, unescaped
     assert "Memcpy HtoD (Pinned -> Device)" in names
-    # Only GEMM and collective CPU ops are kept (aten::copy_, aten::fill_ are not).
+    # Only GEMM and collective CPU ops and ProfilerSteps are kept (aten::copy_, aten::fill_ are not).
     kept = {t.names[i] for i in t.cpu["name"]}
-    assert kept == {"aten::mm", "aten::linear", "aten::addmm", "aten::bmm", "c10d::allreduce_", "record_param_comms"}
+    assert kept == {"aten::mm", "aten::linear", "aten::addmm", "aten::bmm", "c10d::allreduce_", "record_param_comms",
+                    "ProfilerStep#3"}
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1000])
@@ -129,7 +130,7 @@ def test_scanner_agrees_with_json_on_random_documents(events, step, indent):
 
 
 @pytest.mark.parametrize("bad, where", [
-    (b"[1, 2]", 0),
+    (b"[1, 2]", 1),  # the legacy array format, but its elements are not events
     (b'{"traceEvents": [{"ph": "X" "cat": "kernel"}]}', 28),
     (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "args": {"a": [1, 2}}]}', None),
     (b'{"traceEvents": [1]}', 17),

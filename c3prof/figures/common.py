@@ -20,7 +20,8 @@ _EXTRA_COLORS = ("#8c564b", "#e377c2", "#bcbd22", "#17becf", "#d62728")
 
 
 def new_figure(width: float, height: float, **kw) -> Figure:
-    return Figure(figsize=(width, height), layout="constrained", **kw)
+    kw.setdefault("layout", "constrained")  # layout=None: the caller sets fixed margins (faster)
+    return Figure(figsize=(width, height), **kw)
 
 
 def color(strategy: str, order: list[str]) -> str:

@@ -28,12 +28,17 @@ syntax error with its byte offset. Running out of input inside the document is n
 ``truncated`` says so and the events completed before the cut are kept (the caller warns).
 """
 
-from libc.stdint cimport int64_t, int32_t, int8_t
+from libc.stdint cimport int64_t, int32_t, int8_t, INT64_MIN
 from libc.stdlib cimport malloc, realloc, free, strtod
 from libc.string cimport memchr, memcmp, memcpy, memmove
 from libcpp.vector cimport vector
 
+import re
+
 import numpy as np
+
+# A name with an escape or a raw control character goes through json.loads (which refuses the latter).
+_NEEDS_JSON_DECODE = re.compile(rb"[\x00-\x1f\\]")
 
 # Event categories the scanner keeps (Kineto's ``cat``; old PyTorch (1.8/1.9) wrote capitalized
 # names such as "Kernel", "Memcpy", "Runtime", "Operator": matched case-insensitively).
@@ -54,6 +59,18 @@ GPU_MEMSET = 2
 cdef enum:
     NEED_MORE = -1
     BAD = -2
+    OUT_OF_RANGE = -4  # (-3 is the exception value of _event)
+
+# Times are kept as int64 nanoseconds; a value beyond +-2^62 ns (146 years) is refused, so that a
+# start plus a duration can never overflow.
+cdef int64_t TIME_LIMIT_NS = 4611686018427387904
+# A duration the event does not give (g_dur / c_dur): counted and reported by the reader.
+MISSING_DURATION = INT64_MIN
+
+# Bytes that may appear outside strings in JSON: whitespace, structure, numbers, true/false/null.
+cdef bint JSON_BARE[256]
+for _c in range(256):
+    JSON_BARE[_c] = chr(_c) in ' \t\r\n{}[]:,-+.0123456789eEtrufalsn'
 
 # Parser states of the document walk (each step restarts from its beginning after a refill).
 cdef enum:
@@ -189,6 +206,8 @@ cdef Py_ssize_t skip_container(const unsigned char* b, Py_ssize_t i, Py_ssize_t 
             if i < 0:
                 return i
             continue
+        if not JSON_BARE[c]:
+            return BAD
         if c == 123 or c == 91:
             if depth >= 512:
                 return BAD
@@ -228,6 +247,7 @@ cdef Py_ssize_t parse_time_ns(const unsigned char* b, Py_ssize_t i, Py_ssize_t n
     cdef bint neg = False
     cdef char tmp[64]
     cdef Py_ssize_t e
+    cdef double value
     if i < n and b[i] == 45:
         neg = True
         i += 1
@@ -236,6 +256,8 @@ cdef Py_ssize_t parse_time_ns(const unsigned char* b, Py_ssize_t i, Py_ssize_t n
     if not (48 <= b[i] <= 57):
         return BAD
     while i < n and 48 <= b[i] <= 57:
+        if whole > TIME_LIMIT_NS // 10000:
+            return OUT_OF_RANGE
         whole = whole * 10 + (b[i] - 48)
         i += 1
     if i < n and b[i] == 46:
@@ -255,7 +277,10 @@ cdef Py_ssize_t parse_time_ns(const unsigned char* b, Py_ssize_t i, Py_ssize_t n
             return BAD
         memcpy(tmp, b + s, e - s)
         tmp[e - s] = 0
-        out[0] = <int64_t> (strtod(tmp, NULL) * 1000.0 + (0.5 if not neg else -0.5))
+        value = strtod(tmp, NULL) * 1000.0
+        if not (-<double> TIME_LIMIT_NS < value < <double> TIME_LIMIT_NS):  # also NaN and inf (1e400)
+            return OUT_OF_RANGE
+        out[0] = <int64_t> (value + (0.5 if not neg else -0.5))
         return e
     if not is_scalar_end(b[i]):
         return BAD
@@ -399,6 +424,7 @@ cdef class KinetoScanner:
     cdef bint eof
     cdef public bint truncated
     cdef public bint saw_trace_events
+    cdef public bint legacy_array
     cdef public int64_t events_seen
     cdef object keep_cpu_op
     cdef dict name_ids
@@ -449,6 +475,7 @@ cdef class KinetoScanner:
         self.eof = False
         self.truncated = False
         self.saw_trace_events = False
+        self.legacy_array = False
         self.events_seen = 0
         self.keep_cpu_op = keep_cpu_op
         self.name_ids = {}
@@ -469,6 +496,11 @@ cdef class KinetoScanner:
     @property
     def bytes_consumed(self):
         return self.base_offset + self.start
+
+    @property
+    def pending(self):
+        """Bytes held for an event not yet complete (it is re-parsed from its start on each feed)."""
+        return self.end - self.start
 
     def feed(self, bytes chunk):
         """Append ``chunk`` and parse every complete step in the buffer."""
@@ -531,8 +563,15 @@ cdef class KinetoScanner:
                 self.start = i
                 return 0
             if self.state == ST_TOP_OPEN:
+                if b[i] == 91:
+                    # The legacy Chrome-trace format: the document is the array of events.
+                    self.legacy_array = True
+                    self.saw_trace_events = True
+                    self.start = i + 1
+                    self.state = ST_EVENTS_FIRST
+                    continue
                 if b[i] != 123:
-                    self._fail("not a JSON object (a Kineto trace starts with '{')", i)
+                    self._fail("not a JSON object or array (a Kineto trace starts with '{')", i)
                 self.start = i + 1
                 self.state = ST_TOP_KEY
             elif self.state == ST_TOP_KEY:
@@ -582,7 +621,7 @@ cdef class KinetoScanner:
             elif self.state == ST_EVENTS_FIRST:
                 if b[i] == 93:
                     self.start = i + 1
-                    self.state = ST_TOP_SEP
+                    self.state = ST_DONE if self.legacy_array else ST_TOP_SEP
                 else:
                     self.start = i
                     self.state = ST_EVENT
@@ -600,7 +639,7 @@ cdef class KinetoScanner:
                 if b[i] == 44:
                     self.state = ST_EVENT
                 elif b[i] == 93:
-                    self.state = ST_TOP_SEP
+                    self.state = ST_DONE if self.legacy_array else ST_TOP_SEP
                 else:
                     self._fail("expected ',' or ']' between events", i)
                 self.start = i + 1
@@ -709,6 +748,8 @@ cdef class KinetoScanner:
                 return NEED_MORE
             if j == BAD:
                 self._fail("invalid JSON value in an event", at)
+            if j == OUT_OF_RANGE:
+                self._fail("an event's 'ts' or 'dur' is out of range (beyond 2^62 ns)", at)
             i = skip_ws(b, j, n)
             if i >= n:
                 return NEED_MORE
@@ -736,16 +777,28 @@ cdef class KinetoScanner:
         ident = self.name_ids.get(raw)
         if ident is not None:
             return ident
-        if f.name_escaped:
-            import json
-            text = json.loads(b'"' + raw + b'"')
-        else:
-            text = raw.decode("utf-8", "replace")
+        text = self._decode_name(raw, f.name_s)
         ident = len(self.names)
         self.name_ids[raw] = ident
         self.names.append(text)
         self.keep_name.append(None)
         return ident
+
+    cdef str _decode_name(self, bytes raw, Py_ssize_t at):
+        """A name's JSON string contents as text; any decoding problem is a KinetoSyntaxError."""
+        import json
+        try:
+            text = raw.decode("utf-8")  # invalid UTF-8 anywhere in the name: its byte
+        except UnicodeDecodeError as exc:
+            raise KinetoSyntaxError(f"invalid UTF-8 in an event name ({exc.reason})",
+                                    self.base_offset + at + exc.start) from None
+        if _NEEDS_JSON_DECODE.search(raw) is None:
+            return text
+        try:
+            return json.loads('"' + text + '"')
+        except ValueError as exc:  # invalid escape or raw control character: its byte
+            pos = len(text[:max(exc.pos - 1, 0)].encode("utf-8"))
+            raise KinetoSyntaxError(f"invalid string in an event name ({exc.msg})", self.base_offset + at + pos) from None
 
     cdef int32_t _intern_args(self, const unsigned char* b, EventFields* f) except -2:
         """The wanted args as a JSON object text, stored once per distinct text; -1 if none."""
@@ -784,7 +837,7 @@ cdef class KinetoScanner:
                 self.g_device.push_back(f.pid)
             self.g_stream.push_back(f.stream if f.stream >= 0 else f.tid)
             self.g_start.push_back(f.ts_ns)
-            self.g_dur.push_back(f.dur_ns if f.has_dur else 0)
+            self.g_dur.push_back(f.dur_ns if f.has_dur else MISSING_DURATION)
             self.g_corr.push_back(f.correlation)
             self.g_ext.push_back(f.external_id)
             self.g_bytes.push_back(f.nbytes)
@@ -903,3 +956,22 @@ cdef object _to_numpy_i8(vector[int8_t]& v):
     if v.size():
         memcpy(&view[0], v.data(), v.size() * sizeof(int8_t))
     return out
+
+
+cdef extern from "<cxxabi.h>" namespace "abi" nogil:
+    char* __cxa_demangle(const char* mangled_name, char* output_buffer, size_t* length, int* status)
+
+
+def demangle(bytes mangled):
+    """The Itanium C++ ABI demangling of ``mangled`` (what c++filt prints), or None if it is not a
+    valid mangled name. Uses the C++ runtime's own demangler (no extra dependency)."""
+    cdef int status = 0
+    cdef char* out = __cxa_demangle(mangled, NULL, NULL, &status)
+    if out == NULL or status != 0:
+        if out != NULL:
+            free(out)
+        return None
+    try:
+        return (<bytes> out).decode("utf-8", "replace")
+    finally:
+        free(out)

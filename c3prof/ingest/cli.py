@@ -1,16 +1,19 @@
 """``c3prof ingest TRACE... --out DIR``: C3 regions of PyTorch profiler traces, and replayable scenarios.
 
-    c3prof ingest rank0.json.gz rank1.json.gz --out ingest/ [--json FILE] [--figures DIR]
+    c3prof ingest rank0.json.gz rank1.json.gz --out ingest/ [--json FILE|-] [--figures DIR]
+    c3prof ingest ./log/run1 --out ingest/          # a tensorboard_trace_handler directory
 
 Writes DIR/scenarios.toml (for ``c3prof capture --scenarios``) and DIR/ingest.json (the same as
---json), prints a table. Exit status 0 with results, 2 for unusable input (one line, no traceback).
+--json), prints a table. Exit status 0 with results, 2 for unusable input or an output that cannot
+be written (one line, no traceback). Outputs are checked before the traces are read, written
+atomically, and never onto an input.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -19,16 +22,70 @@ from c3prof.errors import C3profError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("traces", nargs="+", metavar="TRACE",
-                        help="Kineto/PyTorch profiler Chrome-trace JSON files (.json or .json.gz), one per rank")
+                        help="Kineto/PyTorch profiler Chrome-trace JSON files (.json or .json.gz), one per rank, "
+                             "or tensorboard_trace_handler directories")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output directory: scenarios.toml (replayable) and ingest.json")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
-    parser.add_argument("--figures", metavar="DIR", help="write figures (PNG and PDF) to DIR")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, and "
+                                                       "the table goes to stderr)")
+    parser.add_argument("--figures", metavar="DIR", help="write the summary figure to DIR (ingest_summary.png)")
+    parser.add_argument("--figure-formats", default="png", metavar="LIST",
+                        help="comma-separated formats of the figure: png, pdf, svg (default png; each one is a "
+                             "full draw)")
     parser.add_argument("--no-map-nearest", dest="map_nearest", action="store_false",
                         help="do not replay collectives c3prof cannot run (reduce_scatter) as the nearest "
                              "supported one (all_gather); without this flag every such mapping is stated")
+    parser.add_argument("--include-last-step", action="store_true",
+                        help="HTA overlap: keep the last ProfilerStep (HTA drops it by default, as does c3prof)")
     parser.add_argument("--max-rows", type=int, default=30, help="scenarios shown in the table (default 30)")
     parser.add_argument("--quiet", action="store_true", help="print only warnings and where files went")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def _figure_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if bad or not formats:
+        raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FIGURE_FORMATS)}")
+    return formats
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unusable outputs before any work: directories where files go, files where directories
+    go, an output that is one of the input traces."""
+    args.figure_formats = _figure_formats(args.figure_formats)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise C3profError(f"{out}: --out must be a directory, and this is a file")
+    if args.figures and Path(args.figures).exists() and not Path(args.figures).is_dir():
+        raise C3profError(f"{args.figures}: --figures must be a directory, and this is a file")
+    files = [out / "ingest.json", out / "scenarios.toml"]
+    if args.json and args.json != "-":
+        if Path(args.json).is_dir():
+            raise C3profError(f"{args.json}: --json names a directory; give a file name (or '-' for stdout)")
+        files.append(Path(args.json))
+    for f in files:
+        for t in args.traces:
+            if _same_file(f, Path(t)):
+                raise C3profError(f"{f}: this output is the input trace {t}; choose another output")
+
+
+def _make_dir(path: Path, what: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise C3profError(f"{path}: cannot create {what} directory: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise C3profError(f"{path}: {what} directory is not writable")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,41 +93,53 @@ def run(args: argparse.Namespace) -> int:
 
     from c3prof.ingest.analyze import ingest
     from c3prof.ingest.scenarios_out import build_scenarios, write_scenarios
+    from c3prof.report.json_out import write_atomic, write_json
 
-    for t in args.traces:
-        if not Path(t).is_file():
-            raise C3profError(f"{t}: no such trace file")
-    out = Path(args.out)
+    _check_outputs(args)
+    to_stdout = args.json == "-"
+    # A pipe or file gets a wide table (rich would fold it to 80 columns); with --json - the JSON
+    # owns stdout and everything else goes to stderr.
+    stream = sys.stderr if to_stdout else sys.stdout
+    console = Console(file=stream, highlight=False, width=None if stream.isatty() else 200)
+    figures = None
+    if args.figures:
+        from c3prof.ingest.figures import FigureWorker
+
+        figures = FigureWorker().start()  # imports matplotlib while the traces are read
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise C3profError(f"{out}: cannot create output directory: {exc.strerror or exc}") from None
-    # A pipe or file gets a wide table (rich would fold it to 80 columns).
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-    result = ingest(args.traces, map_nearest=args.map_nearest)
+        result = ingest(args.traces, map_nearest=args.map_nearest, include_last_step=args.include_last_step)
+    except BaseException:
+        if figures is not None:
+            figures.cancel()
+        raise
 
-    doc = result.to_json()
-    scenarios = build_scenarios(result.results, [str(t) for t in args.traces])
+    out = Path(args.out)
+    _make_dir(out, "output")
+    scenarios, refused = build_scenarios(result.results)
+    result.notes.extend(refused)
     written = []
     if scenarios:
-        path = out / "scenarios.toml"
-        write_scenarios(scenarios, path, [Path(t).name for t in args.traces])
-        written.append(path)
+        write_scenarios(scenarios, out / "scenarios.toml", [Path(t).name for t in args.traces], write_atomic)
+        written.append(out / "scenarios.toml")
     else:
         result.notes.append("no replayable (GEMM, communication) pair found: scenarios.toml not written")
+    doc = result.to_json()
     doc["scenario_file"] = str(out / "scenarios.toml") if scenarios else None
     doc["notes"] = result.notes
-    text = json.dumps(_finite(doc), indent=1, allow_nan=False, default=_json_default)
-    (out / "ingest.json").write_text(text)
+    doc = _finite(doc)
+    write_json(doc, str(out / "ingest.json"))
     written.append(out / "ingest.json")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text)
-        written.append(Path(args.json))
-    if args.figures:
-        from c3prof.ingest.figures import write_figures
-
-        written += write_figures(result.results, Path(args.figures))
+        write_json(doc, args.json)
+        if not to_stdout:
+            written.append(Path(args.json))
+    if figures is not None:
+        try:
+            _make_dir(Path(args.figures), "figures")
+        except C3profError:
+            figures.cancel()
+            raise
+        written += figures.finish(result.traces, result.results, Path(args.figures), args.figure_formats)
 
     if args.quiet:
         for w in result.warnings:
@@ -85,17 +154,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _finite(obj):
-    """JSON has no NaN or infinity: a statistic that is undefined is written as null."""
+    """JSON has no NaN or infinity: a statistic that is undefined is written as null. numpy scalars
+    become Python numbers."""
+    if hasattr(obj, "item") and not isinstance(obj, (list, dict, str)):
+        obj = obj.item()
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {str(k): _finite(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
     return obj
-
-
-def _json_default(obj):
-    if hasattr(obj, "item"):
-        return obj.item()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")

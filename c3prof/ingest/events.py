@@ -48,6 +48,8 @@ class KinetoTrace:
     bytes_read: int = 0
     events_seen: int = 0
     warnings: list[str] = field(default_factory=list)
+    # GPU activities whose duration was zero, negative or missing (the latter two are stored as 0).
+    duration_issues: dict[str, int] = field(default_factory=dict)
 
     @property
     def rank(self) -> int | None:

@@ -1,107 +1,198 @@
-"""Figures of ``c3prof ingest --figures DIR``: matplotlib Agg, each saved as PNG and PDF.
+"""Figure of ``c3prof ingest --figures DIR``: ``ingest_summary.png`` (``--figure-formats`` adds pdf/svg), drawn
+with the shared
+figure code (c3prof.figures.common: matplotlib's Figure API, no pyplot), four panels:
 
-* ``ingest_time_share``: share of the overlapped GEMM+communication time per scenario.
-* ``ingest_slowdowns``: GEMM and communication slowdowns per scenario, with bootstrap intervals.
-* ``ingest_fraction``: fraction of ideal per scenario, with bootstrap intervals.
-No GPU or torch import: figures are drawn from the results only.
+1. busy time per kernel class on each device, with HTA's overlap in the label;
+2. share of the overlapped GEMM+communication time of the top scenarios (MAX_BARS);
+3. their GEMM and communication slowdowns, with bootstrap intervals;
+4. their fraction of ideal, with bootstrap intervals (panels 2-4 share the scenario labels).
+
+Why one figure, fixed margins, shared labels and PNG by default: each saved file is a full draw, and
+matplotlib's import alone takes longer than ingesting a 35 MB trace. ``FigureWorker`` starts a
+forked process that imports matplotlib while the trace is read, then draws when the results arrive.
+No GPU or torch import.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from pathlib import Path
 
-from c3prof.ingest.summary import ScenarioResult
+from c3prof.errors import C3profError
+from c3prof.ingest.kernel_table import CLASSES
+from c3prof.ingest.names import short_name
 
-MAX_BARS = 20  # the rest are summed into "other" (time share) or left out (slowdowns)
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+MAX_BARS = 20  # the rest are summed into "others" (time share) or left out (slowdowns, fraction)
+FIGURE_NAME = "ingest_summary"
+PNG_DPI = 100
+CLASS_COLORS = {"gemm": "#4c72b0", "conv": "#8172b3", "attention": "#937860", "compute": "#8c8c8c",
+                "collective": "#c44e52", "transfer": "#55a868", "memset": "#ccb974"}
 
 
-def _label(r: ScenarioResult) -> str:
-    g = r.gemm.label if r.gemm is not None else (r.gemm_kernels[0][:24] if r.gemm_kernels else "GEMM")
+def _label(r) -> str:
+    g = r.gemm.label if r.gemm is not None else (short_name(r.gemm_kernels[0])[:40] if r.gemm_kernels else "GEMM")
     return f"{g} | {r.comm.label}"
-
-
-def _save(fig, out: Path, stem: str) -> list[Path]:
-    paths = []
-    for ext in ("png", "pdf"):
-        p = out / f"{stem}.{ext}"
-        fig.savefig(p, dpi=150, bbox_inches="tight")
-        paths.append(p)
-    return paths
 
 
 def _errors(values, cis):
     lo, hi = [], []
     for v, ci in zip(values, cis):
-        if v is None or ci is None:
-            lo.append(0.0)
-            hi.append(0.0)
-        else:
-            lo.append(max(0.0, v - ci[0]))
-            hi.append(max(0.0, ci[1] - v))
+        ok = v is not None and ci is not None
+        lo.append(max(0.0, v - ci[0]) if ok else 0.0)
+        hi.append(max(0.0, ci[1] - v) if ok else 0.0)
     return [lo, hi]
 
 
-def write_figures(results: list[ScenarioResult], out: Path) -> list[Path]:
-    plt = _plt()
-    out.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    if not results:
-        return paths
-    shown = results[:MAX_BARS]
-    labels = [_label(r) for r in shown]
-    height = 0.9 + 0.35 * len(shown)
-
-    shares = [100 * r.time_share for r in shown]
-    if len(results) > MAX_BARS:
-        labels_share = labels + [f"{len(results) - MAX_BARS} others"]
-        shares.append(100 * sum(r.time_share for r in results[MAX_BARS:]))
-    else:
-        labels_share = labels
-    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.35 * len(labels_share)))
-    ax.barh(range(len(shares)), shares, color="#4c72b0")
-    ax.set_yticks(range(len(shares)), labels_share, fontsize=8)
+def _breakdown(ax, traces) -> None:
+    rows = [(t, b) for t in traces for b in t.breakdown][:MAX_BARS]
+    for i, (t, b) in enumerate(rows):
+        left = 0.0
+        for cls in CLASSES:
+            v = b["classes_ms"][cls]
+            ax.barh(i, v, left=left, color=CLASS_COLORS[cls], label=cls if i == 0 else None)
+            left += v
+    labels = []
+    for t, b in rows:
+        hta = t.hta.get("comm_comp_overlap_pct")
+        labels.append(f"rank {b['rank']} dev {b['device']}" + (f" (HTA overlap {hta:.1f}%)" if hta is not None else ""))
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("share of overlapped GEMM+communication time (%)")
-    ax.set_title("C3 regions in the trace: where overlap time goes")
-    paths += _save(fig, out, "ingest_time_share")
-    plt.close(fig)
+    ax.set_xlabel("busy time per kernel class, stacked (ms; union of each class's kernels)", fontsize=8)
+    ax.legend(loc="lower right", fontsize=7, ncols=7)
+    ax.set_title("Time breakdown by kernel class", fontsize=9)
 
-    fig, ax = plt.subplots(figsize=(9, height))
+
+def _time_share(ax, shown) -> None:
+    ax.barh(range(len(shown)), [100 * r.time_share for r in shown], color=CLASS_COLORS["gemm"])
+    ax.set_yticks(range(len(shown)), [_label(r) + (" (flagged)" if r.flags else "") for r in shown], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of overlapped GEMM+comm. time (%)", fontsize=8)
+    ax.set_title(f"Overlap time, top {len(shown)} scenarios", fontsize=9)
+
+
+def _slowdowns(ax, shown) -> None:
     y = list(range(len(shown)))
     gs = [r.gemm_slowdown for r in shown]
     cs = [r.comm_slowdown for r in shown]
     ax.barh([v - 0.2 for v in y], [v or 0 for v in gs], height=0.4, label="GEMM slowdown", color="#dd8452",
             xerr=_errors(gs, [r.gemm_slowdown_ci for r in shown]), capsize=2)
     ax.barh([v + 0.2 for v in y], [v or 0 for v in cs], height=0.4, label="communication slowdown",
-            color="#55a868", xerr=_errors(cs, [r.comm_slowdown_ci for r in shown]), capsize=2)
+            color=CLASS_COLORS["transfer"], xerr=_errors(cs, [r.comm_slowdown_ci for r in shown]), capsize=2)
     ax.axvline(1.0, color="black", lw=0.8)
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("overlapped / alone duration (median, 95% bootstrap CI); missing bar: no alone instance")
-    ax.legend(loc="lower right", fontsize=8)
-    ax.set_title("Slowdown of each side while overlapped")
-    paths += _save(fig, out, "ingest_slowdowns")
-    plt.close(fig)
+    ax.set_xlabel("overlapped / alone (median, 95% CI); no bar: no reference", fontsize=8)
+    ax.legend(loc="lower right", fontsize=7)
+    ax.set_title("Slowdown while overlapped", fontsize=9)
 
-    fig, ax = plt.subplots(figsize=(9, height))
+
+def _fraction(ax, shown) -> None:
+    y = list(range(len(shown)))
     fr = [r.fraction_of_ideal for r in shown]
-    ax.barh(y, [v if v is not None else 0 for v in fr], color="#8172b3",
+    ax.barh(y, [v if v is not None else 0 for v in fr], color=CLASS_COLORS["conv"],
             xerr=_errors(fr, [r.fraction_ci for r in shown]), capsize=2)
     ax.axvline(0.0, color="black", lw=0.8)
     ax.axvline(1.0, color="gray", lw=0.8, ls="--")
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("fraction of ideal overlap speedup obtained (realized-1)/(ideal-1)")
-    ax.set_title("How much of the possible overlap gain the job got")
-    paths += _save(fig, out, "ingest_fraction")
-    plt.close(fig)
+    ax.set_xlabel("(realized - 1) / (ideal - 1)", fontsize=8)
+    ax.set_title("Fraction of the ideal overlap gain", fontsize=9)
+
+
+def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
+    """The summary figure, saved in ``formats`` in ``out``: the class breakdown on top, then the three
+    per-scenario panels side by side, sharing one set of scenario labels (text is most of the cost)."""
+    from c3prof.figures.common import new_figure
+
+    n_dev = max(1, min(MAX_BARS, sum(len(t.breakdown) for t in traces)))
+    shown = results[:MAX_BARS]
+    top, bottom = 0.9 + 0.22 * n_dev, (1.4 + 0.2 * len(shown)) if shown else 0.0
+    fig = new_figure(15, top + bottom + 1.0, layout=None)
+    grid = fig.add_gridspec(2 if shown else 1, 3, height_ratios=[top, bottom] if shown else [top])
+    _breakdown(fig.add_subplot(grid[0, :]), traces)
+    if shown:
+        share = fig.add_subplot(grid[1, 0])
+        _time_share(share, shown)
+        slow = fig.add_subplot(grid[1, 1], sharey=share)
+        _slowdowns(slow, shown)
+        frac = fig.add_subplot(grid[1, 2], sharey=share)
+        _fraction(frac, shown)
+        for ax in (slow, frac):
+            ax.tick_params(labelleft=False)
+    # Fixed margins instead of a layout engine: the labels are at most ~70 characters of 7 pt.
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.27, right=0.99, top=1 - 0.35 / height, bottom=0.55 / height, wspace=0.08,
+                        hspace=0.9 / max((top + bottom) / 2, 0.5))
+    return _save(fig, out, formats)
+
+
+def _save(fig, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """One file per format (png at PNG_DPI; pdf, svg vector). Each format is a full draw of the
+    figure, which is why PNG alone is the default."""
+    paths = []
+    for fmt in formats:
+        path = out / f"{FIGURE_NAME}.{fmt}"
+        try:
+            fig.savefig(path, **({"dpi": PNG_DPI} if fmt == "png" else {}))
+        except OSError as exc:
+            raise C3profError(f"{out}: cannot write figure {path.name}: {exc.strerror or exc}") from None
+        paths.append(path)
     return paths
+
+
+class FigureWorker:
+    """Draws the figure in a forked process that imports matplotlib while the parent reads the trace.
+
+    ``start()`` early; ``finish(traces, results, out)`` sends the results and waits for the files.
+    Where fork is not available the figure is drawn in this process (same output, no overlap)."""
+
+    def __init__(self):
+        self._proc = None
+        self._conn = None
+
+    def start(self) -> "FigureWorker":
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return self
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        self._proc.start()
+        child.close()
+        return self
+
+    def finish(self, traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
+        if self._proc is None:
+            return draw(traces, results, out, formats)
+        try:
+            self._conn.send((traces, results, str(out), formats))
+            ok, payload = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise C3profError(f"{out}: the figure process failed ({exc})") from None
+        finally:
+            self._proc.join(timeout=60)
+        if not ok:
+            raise C3profError(payload)
+        return [Path(p) for p in payload]
+
+    def cancel(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join()
+
+
+def _worker(conn) -> None:
+    # The slow part, done while the parent reads the trace: the imports and the font cache.
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    from matplotlib import font_manager
+
+    font_manager.findfont("DejaVu Sans")
+
+    try:
+        traces, results, out, formats = conn.recv()
+    except EOFError:
+        os._exit(0)
+    try:
+        conn.send((True, [str(p) for p in draw(traces, results, Path(out), formats)]))
+    except C3profError as exc:
+        conn.send((False, str(exc)))
+    except Exception as exc:  # reported by the parent as one line
+        conn.send((False, f"{out}: cannot draw the figure: {type(exc).__name__}: {exc}"))
+    conn.close()

@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import os
 import zlib
+
+import numpy as np
 from pathlib import Path
 from typing import Callable, Iterator
 
 from c3prof.ingest.classify import keep_cpu_op
 from c3prof.ingest.errors import KinetoTraceError, ScannerMissingError
 from c3prof.ingest.events import KinetoTrace
+
+MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest._kineto.MISSING_DURATION)
 
 CHUNK_BYTES = 8 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -33,9 +37,15 @@ def _scanner_class():
     return KinetoScanner
 
 
-def _plain_chunks(f) -> Iterator[bytes]:
+def _chunk_size(scanner) -> int:
+    """CHUNK_BYTES, or as much as the scanner already holds of an unfinished event: a huge event
+    (a 300 MB kernel name) is then re-parsed a logarithmic, not linear, number of times."""
+    return max(CHUNK_BYTES, int(scanner.pending)) if scanner is not None else CHUNK_BYTES
+
+
+def _plain_chunks(f, scanner=None) -> Iterator[bytes]:
     while True:
-        chunk = f.read(CHUNK_BYTES)
+        chunk = f.read(_chunk_size(scanner))
         if not chunk:
             return
         yield chunk
@@ -44,8 +54,9 @@ def _plain_chunks(f) -> Iterator[bytes]:
 class _GzipChunks:
     """Decompress a (possibly multi-member, possibly truncated) gzip stream chunk by chunk."""
 
-    def __init__(self, f):
+    def __init__(self, f, scanner=None):
         self.f = f
+        self.scanner = scanner
         self.cut_short = False
 
     def __iter__(self) -> Iterator[bytes]:
@@ -58,7 +69,7 @@ class _GzipChunks:
             while raw:
                 member_started = True
                 try:
-                    out = d.decompress(raw, CHUNK_BYTES)
+                    out = d.decompress(raw, _chunk_size(self.scanner))
                 except zlib.error as exc:
                     raise KinetoTraceError(f"{self.f.name}: corrupt gzip data: {exc}") from None
                 if out:
@@ -97,10 +108,10 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
         is_gzip = f.read(2) == _GZIP_MAGIC
         f.seek(0)
         if is_gzip:
-            gz = _GzipChunks(f)
+            gz = _GzipChunks(f, scanner)
             chunks = iter(gz)
         else:
-            chunks = _plain_chunks(f)
+            chunks = _plain_chunks(f, scanner)
         fed = 0
         try:
             for chunk in chunks:
@@ -158,7 +169,19 @@ def _to_trace(path: str, cols: dict, *, truncated: bool, bytes_read: int, events
     args = [_loads_args(raw) for raw in cols["args"]]
     return KinetoTrace(path=path, names=cols["names"], gpu=cols["gpu"], launch=cols["launch"], cpu=cols["cpu"],
                        args=args, metadata=metadata, truncated=truncated,
-                       bytes_read=bytes_read, events_seen=events_seen, warnings=warnings)
+                       bytes_read=bytes_read, events_seen=events_seen, warnings=warnings,
+                       duration_issues=_fix_durations(cols["gpu"]["dur_ns"]))
+
+
+def _fix_durations(dur: np.ndarray) -> dict[str, int]:
+    """Count zero, negative and missing GPU durations, and set the latter two to 0 (in place), so
+    that an activity without a valid duration overlaps nothing but is still counted."""
+    missing = dur == MISSING_DURATION
+    negative = (dur < 0) & ~missing
+    issues = {"zero": int(np.count_nonzero(dur == 0)), "negative": int(np.count_nonzero(negative)),
+              "missing": int(np.count_nonzero(missing))}
+    dur[missing | negative] = 0
+    return {k: v for k, v in issues.items() if v}
 
 
 def _loads_args(raw: bytes) -> dict:

@@ -9,7 +9,8 @@ its device; a communication instance is alone when no GEMM overlaps it. Instance
 operation" when kernel name and shape/size agree (GpuOp.identity). Baselines come from the same trace
 (the same rank), as the definitions below compare like with like.
 
-Per region (DESIGN.md's definitions, with the alone medians standing in for the isolated runs):
+Per region (c3prof's speedup definitions, c3prof.analysis.speedup, with the alone medians standing in
+for the isolated runs):
     T_g = median(alone durations of this GEMM),  T_c = median(alone durations of this comm op)
     gemm_slowdown = T_g,cc / T_g,  comm_slowdown = T_c,cc / T_c
     T_s = T_g + T_c,  ideal = T_s / max(T_g, T_c),  realized = T_s / span(pair),
@@ -27,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import GEMM, KIND_CODES, GpuOp, OpTable
+from c3prof.ingest.intervals import length, union
 
 TAXONOMY_MARGIN = 1.15
 
@@ -41,11 +44,12 @@ def taxonomy(t_g: float, t_c: float) -> str:
 
 
 def speedups(t_g: float, t_c: float, span: float) -> tuple[float, float, float | None]:
-    """(ideal, realized, fraction_of_ideal); fraction is None when ideal == 1 (nothing to gain)."""
+    """(ideal, realized, fraction_of_ideal), c3prof.analysis.speedup's formulas with the pair's span as
+    T_cc; fraction is None when ideal == 1 (nothing to gain)."""
     t_s = t_g + t_c
-    ideal = t_s / max(t_g, t_c)
-    realized = t_s / span
-    fraction = (realized - 1.0) / (ideal - 1.0) if ideal > 1.0 else None
+    ideal = float(formulas.ideal(t_s, t_g, t_c))
+    realized = float(formulas.realized(t_s, span))
+    fraction = float(formulas.fraction(t_s, t_g, t_c, span)) if ideal > 1.0 else None
     return ideal, realized, fraction
 
 
@@ -155,35 +159,37 @@ def find_regions(ops: OpTable | list[GpuOp]) -> RegionSet:
 
 
 def _overlapping_pairs(gs, ge, cs, ce) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i, j) with GEMM i and communication j overlapping; both sorted by start.
+    """Index pairs (i, j) with GEMM i and communication j overlapping; both sorted by start, all
+    durations positive.
 
-    For each communication op, the GEMMs that can overlap it lie between the first one whose running
-    maximum of end times passes the op's start and the last one starting before the op's end; the
-    candidates in that range are then checked (vectorized, no Python loop over operations).
+    Two intervals overlap when one starts inside the other, and the two cases are disjoint:
+    (a) the GEMM starts inside the communication op (cs <= gs < ce): for each communication op, a
+    contiguous run of the start-sorted GEMMs; (b) the communication op starts strictly inside the
+    GEMM (gs < cs < ge): for each GEMM, a contiguous run of the start-sorted communication ops.
+    Both runs come from binary searches, so the cost is O(n log n + pairs) however long one
+    operation is (a trace-long GEMM does not make every GEMM a candidate for every collective).
     """
     if len(gs) == 0 or len(cs) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    running_end = np.maximum.accumulate(ge)
-    lo = np.searchsorted(running_end, cs, side="right")
-    hi = np.searchsorted(gs, ce, side="left")
+    # (a) GEMMs i with cs[j] <= gs[i] < ce[j]
+    a_lo = np.searchsorted(gs, cs, side="left")
+    a_hi = np.searchsorted(gs, ce, side="left")
+    a_c, a_g = _expand_runs(a_lo, a_hi)
+    # (b) communication ops j with gs[i] < cs[j] < ge[i]
+    b_lo = np.searchsorted(cs, gs, side="right")
+    b_hi = np.searchsorted(cs, ge, side="left")
+    b_g, b_c = _expand_runs(b_lo, b_hi)
+    return np.concatenate([a_g, b_g]), np.concatenate([a_c, b_c])
+
+
+def _expand_runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each k, the pairs (k, lo[k]), (k, lo[k] + 1), ..., (k, hi[k] - 1)."""
     count = np.maximum(hi - lo, 0)
-    total = int(count.sum())
-    cj = np.repeat(np.arange(len(cs)), count)
-    first = np.repeat(lo, count)
-    offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    gi = first + offset
-    ok = ge[gi] > cs[cj]
-    return gi[ok], cj[ok]
+    owner = np.repeat(np.arange(len(lo), dtype=np.int64), count)
+    offset = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    return owner, np.repeat(lo, count) + offset
 
 
 def _union_length(starts: np.ndarray, ends: np.ndarray) -> int:
     """Total length of the union of intervals."""
-    if len(starts) == 0:
-        return 0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > reach[:-1]
-    heads = np.nonzero(new)[0]
-    return int((np.maximum.reduceat(e, heads) - s[heads]).sum())
+    return length(union(starts, ends))

@@ -23,14 +23,8 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
         console.print(f"[bold]{escape(t.path)}[/] rank {t.rank} ({t.rank_from}): {t.events_seen} events, "
                       f"{t.n_gemm} GEMM kernels, {t.n_collective} collective ops, {t.n_transfer} transfers, "
                       f"{t.n_other} other{flag}")
-    dev = Table(title="Devices", show_lines=False)
-    for col in ("rank", "device", "GEMM busy ms", "comm busy ms", "C3 ms", "comm covered by GEMM"):
-        dev.add_column(col, justify="right")
-    for d in result.region_set.timelines:
-        cov = d.comm_covered_by_gemm
-        dev.add_row(str(d.rank), str(d.device), f"{d.gemm_ns / 1e6:.3f}", f"{d.comm_ns / 1e6:.3f}",
-                    f"{d.c3_ns / 1e6:.3f}", "-" if cov is None else f"{100 * cov:.1f}%")
-    console.print(dev)
+    _overlap_table(result, console)
+    _breakdown_table(result, console)
     table = Table(title=f"C3 regions by scenario ({result.region_set.n_regions} overlapping pairs)")
     for col, just in (("scenario", "left"), ("taxonomy", "left"), ("n", "right"), ("overlap ms", "right"),
                       ("share", "right"), ("GEMM slowdown", "right"), ("comm slowdown", "right"),
@@ -39,7 +33,7 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
         table.add_column(col, justify=just, overflow="fold")
     for r in result.results[:max_rows]:
         table.add_row(
-            escape(r.scenario), r.taxonomy or "-", str(r.n_instances), f"{r.overlap_ns / 1e6:.3f}",
+            escape(r.scenario) + ("".join(f"\n[yellow]flag:[/] {escape(f)}" for f in r.flags)), r.taxonomy or "-", str(r.n_instances), f"{r.overlap_ns / 1e6:.3f}",
             f"{100 * r.time_share:.1f}%", _num(r.gemm_slowdown) + _ci(r.gemm_slowdown_ci),
             _num(r.comm_slowdown) + _ci(r.comm_slowdown_ci), _num(r.ideal_speedup), _num(r.realized_speedup),
             _num(r.fraction_of_ideal) + _ci(r.fraction_ci), r.replay_op or "[dim]not replayable[/]")
@@ -50,3 +44,42 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
         console.print(f"[yellow]warning:[/] {escape(w)}")
     for n in result.notes:
         console.print(f"note: {escape(n)}")
+
+
+def _overlap_table(result: IngestResult, console: Console) -> None:
+    """Both overlap numbers: HTA's (any computation over NCCL time, per rank) and c3prof's C3 view."""
+    t = Table(title="Communication overlap")
+    for col in ("rank", "HTA comm/comp overlap", "per iteration", "device", "comm busy ms", "GEMM busy ms",
+                "C3 ms", "comm covered by GEMM (c3prof)"):
+        t.add_column(col, justify="right")
+    views = {}
+    for d in result.region_set.timelines:
+        views.setdefault(d.rank, []).append(d)
+    for tr in result.traces:
+        hta = tr.hta.get("comm_comp_overlap_pct")
+        iters = ", ".join(f"#{k}: {v:.1f}%" for k, v in tr.hta.get("per_iteration_pct", {}).items() if v is not None)
+        first = True
+        for d in views.get(tr.rank, [None]):
+            cov = None if d is None else d.comm_covered_by_gemm
+            t.add_row(str(tr.rank) if first else "", (_num(hta, "{:.2f}%") if first else ""),
+                      escape(iters) if first else "", "-" if d is None else str(d.device),
+                      "-" if d is None else f"{d.comm_ns / 1e6:.3f}", "-" if d is None else f"{d.gemm_ns / 1e6:.3f}",
+                      "-" if d is None else f"{d.c3_ns / 1e6:.3f}", "-" if cov is None else f"{100 * cov:.1f}%")
+            first = False
+    console.print(t)
+    console.print("HTA comm/comp overlap: NCCL kernel time overlapped by any computation kernel / NCCL time "
+                  "(HTA's definition; last ProfilerStep dropped). c3prof: overlapped by GEMMs only / "
+                  "(collective + copy-engine transfer) time, whole trace.", markup=False)
+
+
+def _breakdown_table(result: IngestResult, console: Console) -> None:
+    from c3prof.ingest.kernel_table import CLASSES
+
+    t = Table(title="Busy time by kernel class (ms)")
+    for col in ("rank", "device", "span", *CLASSES):
+        t.add_column(col, justify="right")
+    for tr in result.traces:
+        for b in tr.breakdown:
+            t.add_row(str(b["rank"]), str(b["device"]), f"{b['span_ms']:.2f}",
+                      *(f"{b['classes_ms'][c]:.2f}" for c in CLASSES))
+    console.print(t)

@@ -23,11 +23,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from c3prof.analysis import speedup as formulas
 from c3prof.ingest.events import CommInfo, GemmShape
+from c3prof.ingest.names import json_name, short_name
 from c3prof.ingest.regions import RegionSet, speedups, taxonomy
 from c3prof.ingest.stats import MedianSample, quantiles, ratio_ci
 from c3prof.scenarios import COMM_OPS, DTYPE_BYTES
 from c3prof.units import format_bytes
+
+# The scenario link a copy of each Kineto direction replays on (c3prof.scenarios.LINKS).
+TRANSFER_LINKS = {"HtoD": "pcie_h2d", "DtoH": "pcie_d2h"}
+
+# Fewer non-overlapped instances than this: "no reference" instead of a slowdown or speedup.
+MIN_REFERENCE = 3
 
 # Collectives c3prof capture cannot run, replayed as the nearest supported operation. Each mapping is
 # stated in the output (notes, scenario tags and description).
@@ -74,6 +82,8 @@ class ScenarioResult:
     replay_op: str | None  # the c3prof comm op the scenario file uses, None if not replayable
     notes: list[str] = field(default_factory=list)
     ci_reasons: dict[str, str] = field(default_factory=dict)
+    step_share: float | None = None  # overlap time / summed device spans of the traces
+    flags: list[str] = field(default_factory=list)  # implausible statistics, each with its reason
 
     def to_json(self) -> dict:
         g = self.gemm
@@ -84,11 +94,13 @@ class ScenarioResult:
             "comm": {"op": self.comm.op, "bytes": self.comm.bytes, "group_size": self.comm.group_size,
                      "dtype": self.comm.dtype, "carrier": self.comm.carrier, "direction": self.comm.direction,
                      "label": self.comm.label},
-            "gemm_kernels": self.gemm_kernels,
-            "comm_kernels": self.comm_kernels,
+            "gemm_kernels": [json_name(k) for k in self.gemm_kernels],
+            "comm_kernels": [json_name(k) for k in self.comm_kernels],
             "n_instances": self.n_instances,
             "overlap_ms": self.overlap_ns / 1e6,
             "time_share": self.time_share,
+            "step_share": self.step_share,
+            "flags": self.flags,
             "ranks": self.ranks,
             "n_gemm_alone": self.n_gemm_alone,
             "n_comm_alone": self.n_comm_alone,
@@ -127,7 +139,7 @@ def scenario_name(gemm: GemmShape | None, gemm_kernel: str, comm: CommInfo) -> s
         b = f"{gemm.batch}x" if gemm.batch > 1 else ""
         g = f"{b}{gemm.m}x{gemm.n}x{gemm.k}-{gemm.dtype}"
     else:
-        g = "gemm-" + _slug(gemm_kernel)[:40]
+        g = "gemm-" + _slug(short_name(gemm_kernel))[:48]
     size = format_bytes(comm.bytes) if comm.bytes > 0 else "unknown-size"
     direction = f"-{comm.direction}" if comm.direction else ""
     ranks = f"-x{comm.group_size}" if comm.group_size > 1 else ""
@@ -151,6 +163,10 @@ def replay_op(comm: CommInfo, gemm: GemmShape | None, map_nearest: bool) -> tupl
     if gemm.batch > 1:
         notes.append(f"batched GEMM ({gemm.batch} x {gemm.m}x{gemm.n}x{gemm.k}) replayed as one GEMM with "
                      f"m = {gemm.batch * gemm.m} (same FLOPs, different operand reuse)")
+    if op == "transfer" and comm.direction not in TRANSFER_LINKS:
+        notes.append(f"{comm.direction or 'unknown-direction'} copy: c3prof capture's transfers cross "
+                     f"{', '.join(TRANSFER_LINKS.values())} only: not replayed")
+        return None, notes
     if op in COMM_OPS:
         return op, notes
     if op in NEAREST_OP:
@@ -165,7 +181,7 @@ def replay_op(comm: CommInfo, gemm: GemmShape | None, map_nearest: bool) -> tupl
 
 
 def summarize(region_set: RegionSet, *, map_nearest: bool = True,
-              sources: dict[int, str] | None = None) -> list[ScenarioResult]:
+              sources: dict[int, str] | None = None, step_ns: int = 0) -> list[ScenarioResult]:
     """One result per (GEMM shape, communication label), largest overlapped time first."""
     rs, ops = region_set, region_set.ops
     if rs.n_regions == 0:
@@ -185,6 +201,9 @@ def summarize(region_set: RegionSet, *, map_nearest: bool = True,
     alone_keys, alone_durs = op_key[rs.alone_mask], ops.dur_ns[rs.alone_mask]
     results = [_summarize_group(sel, rs, op_key, alone_keys, alone_durs, total_overlap, map_nearest, sources or {})
                for sel in np.split(order, cuts)]
+    for r in results:
+        r.step_share = r.overlap_ns / step_ns if step_ns > 0 else None
+        r.flags = sanity_flags(r)
     results.sort(key=lambda r: (-r.overlap_ns, r.scenario))
     _dedupe_names(results)
     return results
@@ -219,11 +238,11 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
             ci_reasons[name_] = c.reason or "no interval"
         return c.as_list()
 
-    have_g, have_c = g_alone.n > 0, c_alone.n > 0
-    if not have_g:
-        notes.append("no non-overlapped instance of this GEMM in the trace: its slowdown and the speedups are unknown")
-    if not have_c:
-        notes.append("no non-overlapped instance of this communication in the trace: its slowdown and the speedups are unknown")
+    have_g, have_c = g_alone.n >= MIN_REFERENCE, c_alone.n >= MIN_REFERENCE
+    for side, sample, ok in (("GEMM", g_alone, have_g), ("communication", c_alone, have_c)):
+        if not ok:
+            notes.append(f"no reference: {sample.n} non-overlapped instance(s) of this {side} in the trace (fewer "
+                         f"than {MIN_REFERENCE}): its slowdown and the speedups are not computed")
     t_g, t_c = g_alone.median, c_alone.median
     gemm_slowdown = g_cc.median / t_g if have_g and t_g > 0 else None
     comm_slowdown = c_cc.median / t_c if have_c and t_c > 0 else None
@@ -233,11 +252,11 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
     if have_g and have_c and t_g > 0 and t_c > 0:
         ideal, realized, fraction = speedups(t_g, t_c, span_s.median)
         tax = taxonomy(t_g, t_c)
-        ideal_ci = ci("ideal_speedup", lambda g, c: (g + c) / np.maximum(g, c), g_alone, c_alone)
-        realized_ci = ci("realized_speedup", lambda g, c, s: (g + c) / s, g_alone, c_alone, span_s)
-        fraction_ci = ci("fraction_of_ideal", _fraction_reps, g_alone, c_alone, span_s)
-    g_ci = ci("gemm_slowdown", lambda cc, a: cc / a, g_cc, g_alone) if gemm_slowdown is not None else None
-    c_ci = ci("comm_slowdown", lambda cc, a: cc / a, c_cc, c_alone) if comm_slowdown is not None else None
+        ideal_ci = ci("ideal_speedup", lambda g, c: formulas.ideal(g + c, g, c), g_alone, c_alone)
+        realized_ci = ci("realized_speedup", lambda g, c, s: formulas.realized(g + c, s), g_alone, c_alone, span_s)
+        fraction_ci = ci("fraction_of_ideal", lambda g, c, s: formulas.fraction(g + c, g, c, s), g_alone, c_alone, span_s)
+    g_ci = ci("gemm_slowdown", formulas.ratio, g_cc, g_alone) if gemm_slowdown is not None else None
+    c_ci = ci("comm_slowdown", formulas.ratio, c_cc, c_alone) if comm_slowdown is not None else None
     op, replay_notes = replay_op(comm, gemm, map_nearest)
     notes.extend(replay_notes)
     ranks = sorted(int(r) for r in np.unique(ops.rank[g_ops]))
@@ -266,12 +285,6 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
     )
 
 
-def _fraction_reps(g, c, s):
-    t_s = g + c
-    ideal = t_s / np.maximum(g, c)
-    return (t_s / s - 1.0) / (ideal - 1.0)
-
-
 def _dedupe_names(results: list[ScenarioResult]) -> None:
     seen: dict[str, int] = {}
     for r in results:
@@ -280,3 +293,33 @@ def _dedupe_names(results: list[ScenarioResult]) -> None:
             r.scenario = f"{r.scenario}-{seen[r.scenario]}"
         else:
             seen[r.scenario] = 1
+
+
+# Bounds beyond which a statistic is shown with a flag saying why it cannot be taken at face value.
+SLOWDOWN_HIGH = 5.0
+SLOWDOWN_LOW = 0.5
+FRACTION_RANGE = (-1.0, 1.5)
+
+
+def sanity_flags(r: ScenarioResult) -> list[str]:
+    """Reasons to distrust a result's statistics (empty: nothing implausible)."""
+    flags = []
+    for side, v in (("GEMM", r.gemm_slowdown), ("communication", r.comm_slowdown)):
+        if v is None:
+            continue
+        if v > SLOWDOWN_HIGH:
+            why = (" (a collective kernel's time includes waiting for its peers; overlapped instances may wait "
+                   "longer)" if side == "communication" else "")
+            flags.append(f"{side} slowdown {v:.2f} > {SLOWDOWN_HIGH:g}: the alone instances are probably not "
+                         f"comparable to the overlapped ones{why}")
+        elif v < SLOWDOWN_LOW:
+            flags.append(f"{side} slowdown {v:.2f} < {SLOWDOWN_LOW:g}: faster while overlapped, so the alone "
+                         "instances are not comparable (different input, or warm-up)")
+    f = r.fraction_of_ideal
+    if f is not None and not FRACTION_RANGE[0] <= f <= FRACTION_RANGE[1]:
+        flags.append(f"fraction of ideal {f:.2f} outside [{FRACTION_RANGE[0]:g}, {FRACTION_RANGE[1]:g}]: the pair's "
+                     "span is not explained by the alone durations (partial overlap or incomparable references)")
+    if r.realized_speedup is not None and r.ideal_speedup is not None and r.realized_speedup > 1.05 * r.ideal_speedup:
+        flags.append(f"realized speedup {r.realized_speedup:.2f} above the ideal {r.ideal_speedup:.2f}: the "
+                     "overlapped instances ran faster than the alone ones")
+    return flags

@@ -1,0 +1,219 @@
+"""Output safety: no command overwrites its inputs, and every output appears whole or not at all.
+
+Every command that writes files (report, ingest, capture) declares its outputs up front, before any
+work, and ``check_outputs`` refuses (one line, exit 2) when
+
+- an output resolves to an input (same real path after symbolic links, or the same file through a
+  hard link: same ``st_dev``/``st_ino``), or an output directory holds an input;
+- two outputs of the same command resolve to the same path, or one lies inside the other;
+- an output file path is an existing directory or a special file, or an output directory path is a file;
+- an output directory exists and holds files this output would not write (a re-run replaces the
+  whole set of its own files; a directory with anything else in it is not ours to replace).
+
+Files are written atomically: into a temporary file in the same directory, then ``os.replace``
+(rename), so a reader never sees half a file and an interrupted write leaves the old file; the
+temporary file is removed on failure. Directories are written as a set the same way: into a
+temporary sibling directory, swapped into place when complete.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import stat
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from c3prof.errors import C3profError
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output a command will write: ``flag`` names it in messages (e.g. ``--json``)."""
+
+    flag: str
+    path: Path
+    is_dir: bool = False
+    # For a directory: file-name patterns of everything this output writes (what a re-run may replace).
+    patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def file(cls, flag: str, path: str | Path) -> "Output":
+        return cls(flag, Path(path))
+
+    @classmethod
+    def directory(cls, flag: str, path: str | Path, patterns: Iterable[str]) -> "Output":
+        return cls(flag, Path(path), True, tuple(patterns))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child != parent and parent in child.parents
+
+
+def _check_shape(out: Output) -> None:
+    """The path exists only as what this output writes (a file, or a directory of our own files)."""
+    try:
+        st = os.stat(out.path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise C3profError(f"{out.flag} {out.path}: cannot use it: {exc.strerror or exc}") from None
+    if out.is_dir:
+        if not stat.S_ISDIR(st.st_mode):
+            raise C3profError(f"{out.flag} {out.path}: needs a directory, and this is a file")
+        foreign = sorted(name for name in os.listdir(out.path)
+                         if not any(fnmatch.fnmatchcase(name, p) for p in out.patterns))
+        if foreign:
+            raise C3profError(f"{out.flag} {out.path}: directory holds files c3prof did not write there "
+                              f"({', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''}); "
+                              f"choose a new or empty directory")
+    elif stat.S_ISDIR(st.st_mode):
+        raise C3profError(f"{out.flag} {out.path}: is a directory; give a file name")
+    elif not stat.S_ISREG(st.st_mode):
+        raise C3profError(f"{out.flag} {out.path}: is not a regular file (a FIFO, device or socket)")
+
+
+def _clash(a: Path, a_id, b: Path, b_id, a_is_dir: bool) -> bool:
+    """Does writing ``a`` (a file, or a directory replaced as a whole) touch ``b``?"""
+    same = a == b or (a_id is not None and a_id == b_id)
+    return same or (a_is_dir and _inside(b, a))
+
+
+def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> None:
+    """Refuse (C3profError) before any work when an output could overwrite an input or another output."""
+    outs = [o for o in outputs if str(o.path) != "-"]
+    ins = [Path(p) for p in inputs]
+    in_info = [(p, _real(p), _identity(p)) for p in ins]
+    out_info = [(o, _real(o.path), _identity(o.path)) for o in outs]
+    for o, real, ident in out_info:
+        _check_shape(o)
+        for p, p_real, p_id in in_info:
+            if _clash(real, ident, p_real, p_id, o.is_dir):
+                what = "holds" if real != p_real and o.is_dir and _inside(p_real, real) else "is"
+                raise C3profError(f"{o.flag} {o.path}: {what} the input {p}; c3prof never overwrites its inputs")
+    for i, (a, a_real, a_id) in enumerate(out_info):
+        for b, b_real, b_id in out_info[i + 1:]:
+            if _clash(a_real, a_id, b_real, b_id, a.is_dir) or _clash(b_real, b_id, a_real, a_id, b.is_dir):
+                raise C3profError(f"{a.flag} {a.path} and {b.flag} {b.path} are the same place; "
+                                  f"give each output its own path")
+
+
+def nearest_existing_parent(path: Path) -> Path:
+    parent = _real(path).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
+
+
+def check_creatable(out: Output) -> None:
+    """The output's folder exists or can be made there, and is writable; nothing is created."""
+    parent = nearest_existing_parent(out.path)
+    if not parent.is_dir():
+        raise C3profError(f"{out.flag} {out.path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise C3profError(f"{out.flag} {out.path}: folder {parent} is not writable")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _make_parent(path: Path, what: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise C3profError(f"{path}: cannot create the folder for the {what}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def atomic_file(path: str | Path, what: str) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed."""
+    path = Path(path)
+    _make_parent(path, what)
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise C3profError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+    os.close(fd)
+    tmp = Path(name)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the output gets the usual permissions
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise C3profError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str, what: str) -> None:
+    """Write UTF-8 text atomically. Text that cannot be encoded (a lone surrogate) is an error, not a crash."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise C3profError(f"{path}: cannot write {what}: text is not valid Unicode ({exc.reason})") from None
+    with atomic_file(path, what) as tmp:
+        tmp.write_bytes(data)
+
+
+@contextmanager
+def atomic_directory(out: Output, what: str) -> Iterator[Path]:
+    """Yield a fresh temporary directory; when the block succeeds it replaces ``out.path`` as a whole.
+
+    An existing ``out.path`` holds only files of this output (``check_outputs`` made sure), so
+    replacing it loses nothing but an older set of the same files, which must not mix with the new.
+    """
+    target = out.path
+    _make_parent(target, what)
+    try:
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    except OSError as exc:
+        raise C3profError(f"{target}: cannot write {what}: {exc.strerror or exc}") from None
+    os.chmod(tmp, 0o777 & ~_umask())
+    try:
+        yield tmp
+        _check_shape(out)  # still only our files: nothing foreign appeared while we worked
+        _swap_in(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise C3profError(f"{target}: cannot write {what}: {exc.strerror or exc}") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Put directory ``new`` at ``target``; an old ``target`` is moved aside first and removed after."""
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+        os.rmdir(old)
+        os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except OSError:
+        if old is not None:
+            os.rename(old, target)  # put the previous set back
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

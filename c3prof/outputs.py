@@ -73,10 +73,10 @@ def _check_shape(out: Output) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise C3profError(f"{out.flag} {out.path}: cannot use it: {exc.strerror or exc}") from None
+        raise C3profError(f"{out.flag} {out.path}: cannot write it: {exc.strerror or exc}") from None
     if out.is_dir:
         if not stat.S_ISDIR(st.st_mode):
-            raise C3profError(f"{out.flag} {out.path}: needs a directory, and this is a file")
+            raise C3profError(f"{out.flag} needs a directory, and {out.path} is a file")
         foreign = sorted(name for name in os.listdir(out.path)
                          if not any(fnmatch.fnmatchcase(name, p) for p in out.patterns))
         if foreign:
@@ -103,6 +103,7 @@ def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> No
     out_info = [(o, _real(o.path), _identity(o.path)) for o in outs]
     for o, real, ident in out_info:
         _check_shape(o)
+        check_creatable(o)
         for p, p_real, p_id in in_info:
             if _clash(real, ident, p_real, p_id, o.is_dir):
                 what = "holds" if real != p_real and o.is_dir and _inside(p_real, real) else "is"
@@ -125,9 +126,9 @@ def check_creatable(out: Output) -> None:
     """The output's folder exists or can be made there, and is writable; nothing is created."""
     parent = nearest_existing_parent(out.path)
     if not parent.is_dir():
-        raise C3profError(f"{out.flag} {out.path}: {parent} is not a directory")
+        raise C3profError(f"{out.flag} {out.path}: cannot write it: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise C3profError(f"{out.flag} {out.path}: folder {parent} is not writable")
+        raise C3profError(f"{out.flag} {out.path}: cannot write it: folder {parent} is not writable")
 
 
 def _umask() -> int:

@@ -26,72 +26,101 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+EXAMPLES = """examples:
+  c3prof capture --suite smoke -o smoke.jsonl
+  c3prof capture --scenarios my.toml --strategies base,dma -o my.jsonl -q
+  c3prof capture --scenarios my.toml -o my.jsonl --resume      continue an interrupted capture
+  c3prof capture --suite llama70b --gpus 2 -o llama.jsonl       one trace per rank: llama.rank<r>.jsonl
+"""
+
+# (option, lowest, highest): bounds of the numeric options, checked before anything else runs.
+BOUNDS = (("--reps", 1, 1_000_000), ("--max-reps", 1, 1_000_000), ("--max-noise", 1e-9, 1.0),
+          ("--phase-timeout", 0.001, 86_400), ("--warmup", 0, 10_000), ("--device", 0, 1023),
+          ("--counter-reps", 1, 10_000), ("--seed", 0, 2**32 - 1))
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXAMPLES
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--suite", metavar="SUITE", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
-    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
-                   help=f"comma-separated: {', '.join(STRATEGIES)} (default: %(default)s)")
-    p.add_argument("--out", required=True, metavar="TRACE", help="trace file to write (JSON Lines)")
+    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), metavar="NAMES",
+                   help=f"comma-separated: {', '.join(STRATEGIES)}")
+    p.add_argument("-o", "--out", required=True, metavar="PATH", help="trace file to write (JSON Lines)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted capture in --out")
-    p.add_argument("--reps", type=int, default=9, help="minimum repetitions per phase (default 9)")
-    p.add_argument("--max-reps", type=int, default=60, help="maximum repetitions per phase (default 60)")
-    p.add_argument("--max-noise", type=float, default=0.01,
-                   help="stop once the relative noise (1.4826 MAD/median) is at most this (default 0.01)")
-    p.add_argument("--phase-timeout", type=float, default=10.0, help="seconds per phase at most (default 10)")
-    p.add_argument("--warmup", type=int, default=2, help="unrecorded repetitions before each phase (default 2)")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=(96, 112, 120),
-                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 96,112,120)")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=(32,),
-                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default 32)")
+    p.add_argument("--reps", type=int, default=9, metavar="N", help="minimum repetitions per phase")
+    p.add_argument("--max-reps", type=int, default=60, metavar="N", help="maximum repetitions per phase")
+    p.add_argument("--max-noise", type=float, default=0.01, metavar="SHARE",
+                   help="stop once the relative noise (1.4826 MAD/median) is at most this")
+    p.add_argument("--phase-timeout", type=float, default=10.0, metavar="SECONDS", help="time per phase at most")
+    p.add_argument("--warmup", type=int, default=2, metavar="N", help="unrecorded repetitions before each phase")
+    p.add_argument("--device", type=int, default=0, metavar="INDEX", help="CUDA device index")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default="96,112,120", metavar="N,N,...",
+                   help="GEMM SM counts swept by rp and dma+rp (green contexts)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default="32", metavar="N,N,...",
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp)")
     p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
-                   help="how base/sp/rp move bytes on one GPU (default sm_kernel)")
+                   help="how base/sp/rp move bytes on one GPU")
     p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
-                   help="copy-engine transfer used by dma (default ce_h2d)")
+                   help="copy-engine transfer used by dma")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
-                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), "
-                        "or none (default)")
-    p.add_argument("--counter-strategies", default="base,dma",
-                   help="strategies whose runs get counters (default base,dma: the falsification pair)")
-    p.add_argument("--counter-reps", type=int, default=5, help="repetitions inside each ncu range (default 5)")
+                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), or none")
+    p.add_argument("--counter-strategies", default="base,dma", metavar="NAMES",
+                   help="strategies whose runs get counters (base,dma is the falsification pair)")
+    p.add_argument("--counter-reps", type=int, default=5, metavar="N", help="repetitions inside each ncu range")
     p.add_argument("--ncu-replay", default="app-range", choices=("app-range", "range"),
-                   help="Nsight Compute replay mode (default app-range)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help="Nsight Compute replay mode")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random operands and transfer bytes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
     from c3prof.capture.distributed import add_distributed_arguments
 
     add_distributed_arguments(p)
 
 
-def _check_output(path: Path, resume: bool) -> None:
-    """Catch an unusable --out before the GPU is touched."""
+def check_bounds(args) -> None:
+    for option, lo, hi in BOUNDS:
+        value = getattr(args, option[2:].replace("-", "_"))
+        if not lo <= value <= hi:  # NaN fails too
+            raise C3profError(f"{option} must be between {lo} and {hi}, got {value}")
+    if args.max_reps < args.reps:
+        raise C3profError(f"--max-reps ({args.max_reps}) must be at least --reps ({args.reps})")
+
+
+def _check_output(path: Path, resume: bool, inputs=()) -> None:
+    """Catch an unusable --out before the GPU is touched; creates nothing.
+
+    With --resume the trace is read and validated completely (read-only), so a file that is not a
+    c3prof trace, or a trace of another version, is refused before anything opens or changes it.
+    """
+    from c3prof.outputs import Output, check_creatable, check_outputs
+    from c3prof.trace import read_for_resume
+
+    check_outputs(inputs, [Output.file("--out", path)])
     if resume:
         if not path.exists():
             raise TraceError(f"{path}: nothing to resume (file does not exist)")
         if not os.access(path, os.W_OK):
             raise TraceError(f"{path}: not writable")
+        read_for_resume(path)
         return
     if path.exists() and path.stat().st_size > 0:
         raise TraceError(f"{path}: already exists; use --resume to continue it or choose another --out")
-    parent = path.parent if str(path.parent) else Path(".")
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
-    if not os.access(parent, os.W_OK):
-        raise TraceError(f"{path}: folder {parent} is not writable")
+        check_creatable(Output.file("--out", path))
+    except C3profError as exc:
+        raise TraceError(f"{path}: cannot create its folder ({exc})") from None
 
 
 def stopping_rule(args):
     from c3prof.capture.stopping import StoppingRule
 
+    check_bounds(args)
     try:
-        return StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
+        return StoppingRule(min_reps=args.reps, max_reps=args.max_reps, max_noise=args.max_noise,
                             timeout_s=args.phase_timeout, warmup=args.warmup)
     except ValueError as exc:
         raise C3profError(str(exc)) from None
@@ -127,17 +156,16 @@ def run(args) -> int:
     from c3prof.capture.counters import parse_sources
     from c3prof.capture import distributed
 
-    if getattr(args, "gpus", None) or distributed.under_torchrun():
-        return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
+    # Everything that can be checked without a GPU, before --gpus spawns ranks or torch is imported.
     strategies = parse_strategies(args.strategies)
     counter_sources = parse_sources(args.counters)
     counter_strategies = parse_strategies(args.counter_strategies)
-    if args.counter_reps < 1:
-        raise C3profError("--counter-reps must be positive")
     rule = stopping_rule(args)
     scenarios = _load_scenarios(args)
+    if getattr(args, "gpus", None) or distributed.under_torchrun():
+        return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
     out = Path(args.out)
-    _check_output(out, args.resume)
+    _check_output(out, args.resume, [args.scenarios] if args.scenarios else [])
 
     # Only now touch the GPU (and import torch).
     from c3prof.backends.cuda.bench import CudaBench

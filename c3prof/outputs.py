@@ -111,7 +111,7 @@ def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> No
     for i, (a, a_real, a_id) in enumerate(out_info):
         for b, b_real, b_id in out_info[i + 1:]:
             if _clash(a_real, a_id, b_real, b_id, a.is_dir) or _clash(b_real, b_id, a_real, a_id, b.is_dir):
-                raise C3profError(f"{a.flag} {a.path} and {b.flag} {b.path} are the same place; "
+                raise C3profError(f"{a.flag} {a.path} and {b.flag} {b.path} overlap (the same path, or one inside the other); "
                                   f"give each output its own path")
 
 

@@ -1,6 +1,6 @@
 """``c3prof ingest TRACE... --out DIR``: C3 regions of PyTorch profiler traces, and replayable scenarios.
 
-    c3prof ingest rank0.json.gz rank1.json.gz --out ingest/ [--json FILE] [--figures DIR]
+    c3prof ingest rank0.json.gz rank1.json.gz -o ingest/ [--json PATH|-] [--figures DIR]
 
 Writes DIR/scenarios.toml (for ``c3prof capture --scenarios``) and DIR/ingest.json (the same as
 --json), prints a table. Exit status 0 with results, 2 for unusable input (one line, no traceback).
@@ -17,60 +17,52 @@ from pathlib import Path
 from c3prof.errors import C3profError
 
 
+EXAMPLES = """examples:
+  c3prof ingest tests/data/h200_kineto_c3overlap.json.gz -o ingest/
+  c3prof ingest rank0.json.gz rank1.json.gz -o ingest/ --json - -q | jq .results
+  c3prof ingest profiler_logs/ -o ingest/ --figures ingest/figures    every *.json and *.json.gz in the directory
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLES
     parser.add_argument("traces", nargs="+", metavar="TRACE",
-                        help="Kineto/PyTorch profiler Chrome-trace JSON files (.json or .json.gz), one per rank")
-    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="Kineto/PyTorch profiler Chrome-trace JSON files (.json or .json.gz), one per rank; "
+                             "a directory means its *.json and *.json.gz")
+    parser.add_argument("-o", "--out", required=True, metavar="DIR",
                         help="output directory: scenarios.toml (replayable) and ingest.json")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH; '-' for stdout")
     parser.add_argument("--figures", metavar="DIR", help="write figures (PNG and PDF) to DIR")
     parser.add_argument("--no-map-nearest", dest="map_nearest", action="store_false",
                         help="do not replay collectives c3prof cannot run (reduce_scatter) as the nearest "
                              "supported one (all_gather); without this flag every such mapping is stated")
-    parser.add_argument("--max-rows", type=int, default=30, help="scenarios shown in the table (default 30)")
-    parser.add_argument("--quiet", action="store_true", help="print only warnings and where files went")
+    parser.add_argument("--max-rows", type=int, default=30, metavar="N", help="scenarios shown in the table")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only warnings and where files went")
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from c3prof.ingest.analyze import ingest
-    from c3prof.ingest.scenarios_out import build_scenarios, write_scenarios
+    from c3prof.ingest.scenarios_out import build_scenarios
 
-    for t in args.traces:
-        if not Path(t).is_file():
-            raise C3profError(f"{t}: no such trace file")
+    args.traces, outputs = _check_paths(args)  # before any work; creates nothing
     out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise C3profError(f"{out}: cannot create output directory: {exc.strerror or exc}") from None
-    # A pipe or file gets a wide table (rich would fold it to 80 columns).
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    # A pipe or file gets a wide table (rich would fold it to 80 columns); with --json - the JSON
+    # owns stdout and the table goes to stderr.
+    to_stdout = args.json == "-"
+    stream = sys.stderr if to_stdout else sys.stdout
+    console = Console(highlight=False, stderr=to_stdout, width=None if stream.isatty() else 200)
     result = ingest(args.traces, map_nearest=args.map_nearest)
 
     doc = result.to_json()
     scenarios = build_scenarios(result.results, [str(t) for t in args.traces])
-    written = []
-    if scenarios:
-        path = out / "scenarios.toml"
-        write_scenarios(scenarios, path, [Path(t).name for t in args.traces])
-        written.append(path)
-    else:
+    if not scenarios:
         result.notes.append("no replayable (GEMM, communication) pair found: scenarios.toml not written")
     doc["scenario_file"] = str(out / "scenarios.toml") if scenarios else None
     doc["notes"] = result.notes
     text = json.dumps(_finite(doc), indent=1, allow_nan=False, default=_json_default)
-    (out / "ingest.json").write_text(text)
-    written.append(out / "ingest.json")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text)
-        written.append(Path(args.json))
-    if args.figures:
-        from c3prof.ingest.figures import write_figures
-
-        written += write_figures(result.results, Path(args.figures))
+    written = _write_outputs(args, outputs, result, scenarios, text)
 
     if args.quiet:
         for w in result.warnings:
@@ -82,6 +74,67 @@ def run(args: argparse.Namespace) -> int:
     for p in written:
         console.print(f"wrote {p}", markup=False)
     return 0
+
+
+# ---- output safety (c3prof.outputs): inputs are never outputs; every output appears whole ----
+
+OUT_FILES = ("scenarios.toml", "ingest.json")
+FIGURE_PATTERNS = ("*.png", "*.pdf")
+
+
+def expand_traces(paths: list[str]) -> list[str]:
+    """Files as given; a directory stands for the *.json and *.json.gz files in it (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if Path(p).is_dir():
+            found = sorted(str(f) for f in Path(p).iterdir() if f.name.endswith((".json", ".json.gz")))
+            if not found:
+                raise C3profError(f"{p}: directory holds no *.json or *.json.gz profiler traces")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def _check_paths(args) -> tuple[list[str], dict]:
+    from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
+    from c3prof.outputs import Output, check_outputs
+
+    traces = expand_traces(args.traces)
+    for t in traces:
+        check_input_file(t, "trace file", TRACE_MAX_BYTES)
+    outputs = {"--out": Output.directory("--out", args.out, OUT_FILES)}
+    if args.json and args.json != "-":
+        outputs["--json"] = Output.file("--json", args.json)
+    if args.figures:
+        outputs["--figures"] = Output.directory("--figures", args.figures, FIGURE_PATTERNS)
+    check_outputs(traces, outputs.values())
+    return traces, outputs
+
+
+def _write_outputs(args, outputs: dict, result, scenarios, text: str) -> list[Path]:
+    from c3prof.ingest.scenarios_out import write_scenarios
+    from c3prof.outputs import atomic_directory, write_text_atomic
+
+    out = Path(args.out)
+    with atomic_directory(outputs["--out"], "ingest output") as tmp:
+        if scenarios:
+            write_scenarios(scenarios, tmp / "scenarios.toml", [Path(t).name for t in args.traces])
+        (tmp / "ingest.json").write_text(text, encoding="utf-8")
+    written = [out / "scenarios.toml"] if scenarios else []
+    written.append(out / "ingest.json")
+    if args.json == "-":
+        sys.stdout.write(text + "\n")
+    elif args.json:
+        write_text_atomic(args.json, text, "ingest JSON")
+        written.append(Path(args.json))
+    if args.figures:
+        from c3prof.ingest.figures import write_figures
+
+        with atomic_directory(outputs["--figures"], "ingest figures") as tmp:
+            names = [p.name for p in write_figures(result.results, tmp)]
+        written += [Path(args.figures) / n for n in names]
+    return written
 
 
 def _finite(obj):

@@ -102,12 +102,12 @@ def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> No
     in_info = [(p, _real(p), _identity(p)) for p in ins]
     out_info = [(o, _real(o.path), _identity(o.path)) for o in outs]
     for o, real, ident in out_info:
-        _check_shape(o)
-        check_creatable(o)
         for p, p_real, p_id in in_info:
             if _clash(real, ident, p_real, p_id, o.is_dir):
                 what = "holds" if real != p_real and o.is_dir and _inside(p_real, real) else "is"
                 raise C3profError(f"{o.flag} {o.path}: {what} the input {p}; c3prof never overwrites its inputs")
+        _check_shape(o)
+        check_creatable(o)
     for i, (a, a_real, a_id) in enumerate(out_info):
         for b, b_real, b_id in out_info[i + 1:]:
             if _clash(a_real, a_id, b_real, b_id, a.is_dir) or _clash(b_real, b_id, a_real, a_id, b.is_dir):

@@ -22,6 +22,7 @@ directory and classifies the outcome:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -171,15 +172,21 @@ def mutate_jsonl(text: str, rng: random.Random) -> bytes:
 def mutate_json_doc(text: str, rng: random.Random) -> bytes:
     """One JSON document (a Kineto trace): a structured edit of one event or field, or byte edits."""
     if rng.random() < 0.6:
-        doc = json.loads(text)
+        doc = _parsed(text)
         events = doc.get("traceEvents", [])
         if events and rng.random() < 0.8:
             i = rng.randrange(len(events))
-            sub = mutate_json_value(events[i], rng)
-            events[i] = _PLACEHOLDER
-            return json.dumps(doc).replace(json.dumps(_PLACEHOLDER), sub).encode("utf-8", "surrogatepass")
-        return mutate_json_value(doc, rng).encode("utf-8", "surrogatepass")
+            sub = mutate_json_value(json.loads(json.dumps(events[i])), rng)  # edit a copy of one event
+            copy = dict(doc, traceEvents=[*events[:i], _PLACEHOLDER, *events[i + 1:]])
+            return json.dumps(copy).replace(json.dumps(_PLACEHOLDER), sub).encode("utf-8", "surrogatepass")
+        return mutate_json_value(json.loads(text), rng).encode("utf-8", "surrogatepass")
     return mutate_bytes(text.encode(), rng)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str):
+    """The base document parsed once (never modified: mutations work on copies)."""
+    return json.loads(text)
 
 
 _TOML_FIELD = re.compile(r"(\b(?:name|m|n|k|dtype|op|bytes|weight|format|tags|description)\s*=\s*)"
@@ -211,6 +218,12 @@ class Outcome:
     stderr: str
     seconds: float
 
+    @property
+    def where(self) -> str:
+        """The deepest c3prof frame of a traceback (e.g. ``c3prof/ingest/_kineto.pyx``), or ''."""
+        frames = re.findall(r'File "([^"]*c3prof/[^"]*)"', self.stderr)
+        return frames[-1][frames[-1].rindex("c3prof/"):] if frames else ""
+
 
 @dataclass
 class Tally:
@@ -223,7 +236,8 @@ class Tally:
         self.counts[outcome.kind] = self.counts.get(outcome.kind, 0) + 1
         self.seconds += outcome.seconds
         if outcome.kind not in ("ok", "error"):
-            self.failures.append(f"{label}: {outcome.kind} rc={outcome.rc}: {outcome.stderr.strip()[-600:]}")
+            last = outcome.stderr.strip().splitlines()[-1:] or [""]
+            self.failures.append(f"{label}: {outcome.kind} rc={outcome.rc} in [{outcome.where}]: {last[0][:400]}")
 
     @property
     def cases(self) -> int:

@@ -122,6 +122,12 @@ def _check_values(obj, path, lineno, where: str, depth: int = 0) -> None:
                 raise _fail(path, lineno, f"{where}: a key holds a NUL or a lone surrogate")
             _check_values(v, path, lineno, f"{where}.{k}"[:200], depth + 1)
     elif isinstance(obj, list):
+        try:
+            total = math.fsum(obj)  # a list of numbers (the common case) checked at C speed
+        except (TypeError, ValueError, OverflowError):
+            total = None  # not all numbers, or inf - inf, or an overflowing sum: look at each
+        if total is not None and math.isfinite(total):
+            return
         for v in obj:
             _check_values(v, path, lineno, where, depth + 1)
 

@@ -100,6 +100,8 @@ def _check_paths(args) -> tuple[list[str], dict]:
     from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
     from c3prof.outputs import Output, check_outputs
 
+    if not 1 <= args.max_rows <= 100_000:
+        raise C3profError(f"--max-rows must be between 1 and 100000, got {args.max_rows}")
     traces = expand_traces(args.traces)
     for t in traces:
         check_input_file(t, "trace file", TRACE_MAX_BYTES)

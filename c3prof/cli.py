@@ -41,7 +41,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     """Defaults appear in --help from the code (never typed by hand); examples keep their layout."""
 
     def _get_help_string(self, action):
-        if action.default in (None, False) or isinstance(action.default, bool) or "(default" in (action.help or ""):
+        if action.default is None or isinstance(action.default, bool) or "(default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 

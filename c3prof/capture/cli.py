@@ -21,8 +21,8 @@ def _int_list(text: str) -> tuple[int, ...]:
         values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    if not values or any(not 0 < v <= 100_000 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers up to 100000, got {text!r}")
     return values
 
 
@@ -36,7 +36,10 @@ EXAMPLES = """examples:
 # (option, lowest, highest): bounds of the numeric options, checked before anything else runs.
 BOUNDS = (("--reps", 1, 1_000_000), ("--max-reps", 1, 1_000_000), ("--max-noise", 1e-9, 1.0),
           ("--phase-timeout", 0.001, 86_400), ("--warmup", 0, 10_000), ("--device", 0, 1023),
-          ("--counter-reps", 1, 10_000), ("--seed", 0, 2**32 - 1))
+          ("--counter-reps", 1, 10_000), ("--seed", 0, 2**32 - 1),
+          # multi-GPU options (c3prof.capture.distributed)
+          ("--gpus", 1, 4096), ("--dma-chunks", 1, 4096), ("--dma-streams", 1, 256),
+          ("--collective-timeout", 0.001, 86_400))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -79,12 +82,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from c3prof.capture.distributed import add_distributed_arguments
 
     add_distributed_arguments(p)
+    _name_placeholders(p)
+
+
+# Placeholders of the multi-GPU options (defined in c3prof.capture.distributed) in the words of
+# the rest of --help, instead of argparse's upper-cased internal names.
+_PLACEHOLDERS = {"dma_collectives": "NAMES", "dma_chunks": "N", "dma_streams": "N", "collective_timeout": "SECONDS"}
+
+
+def _name_placeholders(p: argparse.ArgumentParser) -> None:
+    for action in p._actions:  # argparse has no public accessor for defined options
+        if action.dest in _PLACEHOLDERS and action.metavar is None:
+            action.metavar = _PLACEHOLDERS[action.dest]
 
 
 def check_bounds(args) -> None:
     for option, lo, hi in BOUNDS:
-        value = getattr(args, option[2:].replace("-", "_"))
-        if not lo <= value <= hi:  # NaN fails too
+        value = getattr(args, option[2:].replace("-", "_"), None)
+        if value is not None and not lo <= value <= hi:  # NaN fails too
             raise C3profError(f"{option} must be between {lo} and {hi}, got {value}")
     if args.max_reps < args.reps:
         raise C3profError(f"--max-reps ({args.max_reps}) must be at least --reps ({args.reps})")

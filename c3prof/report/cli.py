@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("traces", nargs="+", metavar="TRACE",
                         help="trace files (.jsonl) written by `c3prof capture`; a directory means its *.jsonl")
     out = parser.add_argument_group("outputs (the terminal report is always printed unless --quiet or --json -)")
-    out.add_argument("-o", "--json", metavar="PATH", help="write the report as JSON (docs/report.md); '-' for stdout")
+    out.add_argument("-o", "--json", "--out", dest="json", metavar="PATH",
+                     help="write the report as JSON (docs/report.md), the main output; '-' for stdout")
     out.add_argument("--csv", metavar="DIR", help="write results/strategies/falsification/... tables as CSV")
     out.add_argument("--figures", metavar="DIR", help="write figures as PNG and PDF")
     out.add_argument("--perfetto", metavar="PATH", help="write a Chrome trace JSON for ui.perfetto.dev")

@@ -151,7 +151,9 @@ _OPTIONAL: dict[str, dict[str, type | tuple[type, ...]]] = {
     "header": {"hostname": str, "command": list},
     "error": {"run": str, "phase": str},
     "counters": {"series": dict, "perturbation": (int, float)},
+    "phase": {"rounds": list, "round_group": str},
 }
+MAX_ROUND = 2**31 - 1
 
 
 def validate_record(rec: dict, path="<trace>", lineno=0) -> None:
@@ -175,7 +177,7 @@ def _validate_phase(rec, path, lineno) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
     try:
-        scenario = Scenario.from_dict(rec["scenario"], "phase.scenario")
+        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario")
         for field_name in ("strategy", "variant"):
             check_name(rec[field_name], f"phase.{field_name}")
     except ScenarioError as exc:
@@ -183,6 +185,32 @@ def _validate_phase(rec, path, lineno) -> None:
     if rec["run"] != run_id(scenario.name, rec["strategy"], rec["variant"]):
         raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
     _validate_samples(rec, path, lineno)
+
+
+def _known_scenario_fields(d: dict) -> dict:
+    """The scenario fields c3prof knows, for validation; a newer writer's extra fields are ignored
+    (as extra record fields are), while every known field must hold a valid value."""
+    out = {k: v for k, v in d.items() if k in _SCENARIO_FIELDS}
+    for part in ("gemm", "comm"):
+        if isinstance(out.get(part), dict):
+            out[part] = {k: v for k, v in out[part].items() if k in _SCENARIO_FIELDS[part]}
+    return out
+
+
+_SCENARIO_FIELDS = {"name": (), "tags": (), "description": (), "weight": (),
+                    "gemm": ("m", "n", "k", "dtype"), "comm": ("op", "bytes")}
+
+
+def _validate_rounds(rec, n: int, path, lineno) -> None:
+    """``rounds``: each repetition's batch index within ``round_group`` (the analysis pairs by it)."""
+    rounds = rec.get("rounds")
+    if rounds is None:
+        return
+    if len(rounds) != n:
+        raise _fail(path, lineno, f"phase rounds must be a list of {n} integers, one per repetition")
+    for r in rounds:
+        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_ROUND:
+            raise _fail(path, lineno, f"phase rounds must be integers in [0, {MAX_ROUND}], got {_short(r)}")
 
 
 def _validate_samples(rec, path, lineno) -> None:
@@ -201,6 +229,7 @@ def _validate_samples(rec, path, lineno) -> None:
         lo = MIN_DURATION_MS if name in POSITIVE_SERIES else 0.0
         for v in values:
             _check_number(v, f"{rec['run']}:{rec['phase']}:{name}", path, lineno, lo=lo, hi=MAX_MS)
+    _validate_rounds(rec, n, path, lineno)
 
 
 def _validate_validation(rec, path, lineno) -> None:

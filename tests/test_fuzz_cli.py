@@ -49,6 +49,8 @@ def base_trace() -> str:
             continue
         if rec["record"] == "phase":
             rec["samples"] = {k: v[:12] for k, v in rec["samples"].items()}
+            if isinstance(rec.get("rounds"), list):
+                rec["rounds"] = rec["rounds"][:12]
         out.append(json.dumps(rec, separators=(",", ":")))
     return "\n".join(out) + "\n"
 

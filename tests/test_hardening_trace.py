@@ -84,9 +84,20 @@ def _phase(edit):
     (lambda r: r["scenario"].__setitem__("weight", -1), "weight"),
     (lambda r: r.__setitem__("strategy", ["base"]), "strategy has type list"),
     (lambda r: r.__setitem__("variant", "a b"), "variant"),
+    (lambda r: r.__setitem__("rounds", ["header"] * len(r["samples"]["total_ms"])), "rounds must be integers"),
+    (lambda r: r.__setitem__("rounds", [[1, 2]] * len(r["samples"]["total_ms"])), "rounds must be integers"),
+    (lambda r: r.__setitem__("rounds", [10**19] * len(r["samples"]["total_ms"])), "rounds must be integers"),
+    (lambda r: r.__setitem__("rounds", [0]), "rounds must be a list of"),
+    (lambda r: r.__setitem__("rounds", {"a": 1}), "phase.rounds has type dict"),
+    (lambda r: r.__setitem__("round_group", 5), "phase.round_group has type int"),
 ])
 def test_phase_records_are_validated_to_the_leaves(tmp_path, edit, needle):
     one_line_error(report(write_edited(tmp_path, first("phase"), _phase(edit))), needle)
+
+
+def test_unknown_scenario_fields_of_a_newer_writer_are_ignored(tmp_path):
+    line = _phase(lambda r: r["scenario"]["comm"].__setitem__("link", "nvlink"))
+    assert report(write_edited(tmp_path, first("phase"), line)).rc == 0
 
 
 def test_bytes_of_400_digits_is_refused(tmp_path):

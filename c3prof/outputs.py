@@ -95,24 +95,52 @@ def _clash(a: Path, a_id, b: Path, b_id, a_is_dir: bool) -> bool:
     return same or (a_is_dir and _inside(b, a))
 
 
-def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> None:
-    """Refuse (C3profError) before any work when an output could overwrite an input or another output."""
+def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> list[Output]:
+    """Refuse (C3profError) before any work when an output could overwrite an input or another output.
+
+    An output may lie inside an output directory (``ingest -o out --figures out/figures``) when its
+    name is not one the directory writes itself; the returned outputs then list it among the
+    directory's own files, and ``in_write_order`` puts the directory first (writing the directory
+    replaces it as a whole, then the nested output is written into it).
+    """
     outs = [o for o in outputs if str(o.path) != "-"]
-    ins = [Path(p) for p in inputs]
-    in_info = [(p, _real(p), _identity(p)) for p in ins]
-    out_info = [(o, _real(o.path), _identity(o.path)) for o in outs]
-    for o, real, ident in out_info:
+    in_info = [(Path(p), _real(Path(p)), _identity(Path(p))) for p in inputs]
+    for o in outs:
+        real, ident = _real(o.path), _identity(o.path)
         for p, p_real, p_id in in_info:
             if _clash(real, ident, p_real, p_id, o.is_dir):
                 what = "holds" if real != p_real and o.is_dir and _inside(p_real, real) else "is"
                 raise C3profError(f"{o.flag} {o.path}: {what} the input {p}; c3prof never overwrites its inputs")
+    outs = _with_nested_names(outs)
+    for o in outs:
         _check_shape(o)
         check_creatable(o)
-    for i, (a, a_real, a_id) in enumerate(out_info):
-        for b, b_real, b_id in out_info[i + 1:]:
-            if _clash(a_real, a_id, b_real, b_id, a.is_dir) or _clash(b_real, b_id, a_real, a_id, b.is_dir):
-                raise C3profError(f"{a.flag} {a.path} and {b.flag} {b.path} overlap (the same path, or one inside the other); "
-                                  f"give each output its own path")
+    return outs
+
+
+def _with_nested_names(outs: list[Output]) -> list[Output]:
+    """Refuse outputs that collide; give each directory the names of the outputs nested in it."""
+    info = [(o, _real(o.path), _identity(o.path)) for o in outs]
+    result = []
+    for a, a_real, a_id in info:
+        nested = []
+        for b, b_real, b_id in info:
+            if b is a:
+                continue
+            same = a_real == b_real or (a_id is not None and a_id == b_id)
+            child = a.is_dir and _inside(b_real, a_real)
+            name = b_real.relative_to(a_real).parts[0] if child else ""
+            if same or (child and any(fnmatch.fnmatchcase(name, p) for p in a.patterns)):
+                raise C3profError(f"{a.flag} {a.path} and {b.flag} {b.path} overlap; give each output its own path")
+            if child:
+                nested.append(name)
+        result.append(Output(a.flag, a.path, a.is_dir, a.patterns + tuple(nested)) if nested else a)
+    return result
+
+
+def in_write_order(outputs: Iterable[Output]) -> list[Output]:
+    """Outer paths before the paths inside them (a directory is replaced before its nested outputs)."""
+    return sorted(outputs, key=lambda o: len(_real(o.path).parts))
 
 
 def nearest_existing_parent(path: Path) -> Path:

@@ -17,6 +17,8 @@ import os
 import random
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,3 +188,36 @@ def test_fuzz_suites(tmp_path, bases, say, monkeypatch):
         tally.add(run_case(d, argv, ["suites/smoke.toml", "suites/mutant.toml"], []), f"suites seed {SEED} case {i}")
         shutil.rmtree(d)
     _report(tally, say)
+
+
+# ---------------------------------------------------------------------------------------------
+# A few cases through the real entry point (`python -m c3prof`, a fresh process)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.fuzz
+def test_fuzz_subprocess(tmp_path, bases, say):
+    """The in-process runner must not hide what a real process shows (exit code, stderr, atexit)."""
+    rng = random.Random(SEED + 4)
+    counts = {"ok": 0, "error": 0}
+    for i in range(12):
+        d = _case_dir(tmp_path, i)
+        if i % 3 == 0:
+            (d / "k.json").write_bytes(mutate_json_doc(bases["kineto"], rng))
+            argv = ["ingest", "k.json", "-o", "out", "-q"]
+        elif i % 3 == 1:
+            (d / "t.jsonl").write_bytes(mutate_jsonl(bases["trace"], rng))
+            argv = ["report", "t.jsonl", "-q", "--resamples", "100", "--json", "r.json"]
+        else:
+            (d / "s.toml").write_bytes(mutate_toml(bases["suite"], rng))
+            argv = ["capture", "--scenarios", "s.toml", "-o", "t.jsonl", "-q"]
+        proc = subprocess.run([sys.executable, "-m", "c3prof", *argv], cwd=d, capture_output=True, text=True,
+                              timeout=120)
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        assert "Traceback" not in proc.stderr, (i, proc.stderr)
+        if proc.returncode == 0:
+            counts["ok"] += 1
+        else:
+            assert proc.returncode == 2 and len(lines) == 1 and ": error: " in lines[0], (i, proc.returncode,
+                                                                                         proc.stderr)
+            counts["error"] += 1
+    say(f"fuzz subprocess: 12 cases, {counts['error']} one-line errors, {counts['ok']} successes, 0 tracebacks")

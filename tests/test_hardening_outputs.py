@@ -141,3 +141,15 @@ def test_check_outputs_accepts_distinct_paths(tmp_path):
     (tmp_path / "in.jsonl").write_text("x")
     check_outputs([tmp_path / "in.jsonl"], [Output.file("--json", tmp_path / "a.json"),
                                             Output.directory("--csv", tmp_path / "csv", ["*.csv"])])
+
+
+def test_outputs_nested_in_an_output_directory_are_written_after_it(trace, tmp_path):
+    """README's layout: `ingest -o out/ingest --figures out/ingest/figures`, and twice in a row."""
+    out = tmp_path / "out"
+    for _ in range(2):
+        r = cli("ingest", KINETO, "-o", out, "--figures", out / "figures", "-q")
+        assert r.rc == 0, r.err
+        assert (out / "ingest.json").exists() and any((out / "figures").glob("*.png"))
+    for _ in range(2):
+        assert report(trace, "--csv", tmp_path / "rep", "--json", tmp_path / "rep" / "report.json").rc == 0
+        assert (tmp_path / "rep" / "report.json").exists() and (tmp_path / "rep" / "results.csv").exists()

@@ -110,33 +110,49 @@ def _check_paths(args) -> tuple[list[str], dict]:
         outputs["--json"] = Output.file("--json", args.json)
     if args.figures:
         outputs["--figures"] = Output.directory("--figures", args.figures, FIGURE_PATTERNS)
-    check_outputs(traces, outputs.values())
-    return traces, outputs
+    return traces, {o.flag: o for o in check_outputs(traces, outputs.values())}
 
 
 def _write_outputs(args, outputs: dict, result, scenarios, text: str) -> list[Path]:
-    from c3prof.ingest.scenarios_out import write_scenarios
-    from c3prof.outputs import atomic_directory, write_text_atomic
+    """Write every output, outer directories before what is nested in them (``-o out --figures out/fig``)."""
+    from c3prof.outputs import in_write_order
 
-    out = Path(args.out)
-    with atomic_directory(outputs["--out"], "ingest output") as tmp:
+    if args.json == "-":
+        sys.stdout.write(text + "\n")
+    written: list[Path] = []
+    for out in in_write_order(outputs.values()):
+        written += _WRITERS[out.flag](args, out, result, scenarios, text)
+    return written
+
+
+def _write_out_dir(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.ingest.scenarios_out import write_scenarios
+    from c3prof.outputs import atomic_directory
+
+    with atomic_directory(out, "ingest output") as tmp:
         if scenarios:
             write_scenarios(scenarios, tmp / "scenarios.toml", [Path(t).name for t in args.traces])
         (tmp / "ingest.json").write_text(text, encoding="utf-8")
-    written = [out / "scenarios.toml"] if scenarios else []
-    written.append(out / "ingest.json")
-    if args.json == "-":
-        sys.stdout.write(text + "\n")
-    elif args.json:
-        write_text_atomic(args.json, text, "ingest JSON")
-        written.append(Path(args.json))
-    if args.figures:
-        from c3prof.ingest.figures import write_figures
+    return ([out.path / "scenarios.toml"] if scenarios else []) + [out.path / "ingest.json"]
 
-        with atomic_directory(outputs["--figures"], "ingest figures") as tmp:
-            names = [p.name for p in write_figures(result.results, tmp)]
-        written += [Path(args.figures) / n for n in names]
-    return written
+
+def _write_json(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.outputs import write_text_atomic
+
+    write_text_atomic(out.path, text, "ingest JSON")
+    return [out.path]
+
+
+def _write_figures(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.ingest.figures import write_figures
+    from c3prof.outputs import atomic_directory
+
+    with atomic_directory(out, "ingest figures") as tmp:
+        names = [p.name for p in write_figures(result.results, tmp)]
+    return [out.path / n for n in names]
+
+
+_WRITERS = {"--out": _write_out_dir, "--json": _write_json, "--figures": _write_figures}
 
 
 def _finite(obj):

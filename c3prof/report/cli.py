@@ -23,7 +23,7 @@ from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
-from c3prof.outputs import Output, atomic_directory, check_outputs
+from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order
 
 
 EXAMPLES = """examples:
@@ -144,33 +144,49 @@ def _load(files, split_by: str | None):
         return dataset
 
 
-def _write_outputs(args, report, dataset) -> list[str]:
+def _write_outputs(args, outputs: list[Output], report, dataset) -> list[str]:
+    """Write every output (outer directories before what is nested in them); returns what was written."""
     written: list[str] = []
-    outs = {o.flag: o for o in _outputs(args)}
-    if args.json:
+    if args.json == "-":
         from c3prof.report.json_out import write_json
 
-        write_json(report, args.json)
-        if args.json != "-":
-            written.append(args.json)
-    if args.csv:
-        from c3prof.report.csv_out import write_csv
-
-        with atomic_directory(outs["--csv"], "CSV tables") as tmp:
-            names = [p.name for p in write_csv(report, str(tmp))]
-        written += [str(Path(args.csv) / n) for n in names]
-    if args.figures:
-        from c3prof.figures import write_figures  # matplotlib only when figures are asked for
-
-        with atomic_directory(outs["--figures"], "figures") as tmp:
-            names = [p.name for p in write_figures(report, dataset, str(tmp), args.timeline_run)]
-        written += [str(Path(args.figures) / n) for n in names]
-    if args.perfetto:
-        from c3prof.report.perfetto import write_perfetto
-
-        write_perfetto(dataset, args.perfetto, args.perfetto_max_reps)
-        written.append(args.perfetto)
+        write_json(report, "-")
+    for out in in_write_order(outputs):
+        written += _WRITERS[out.flag](args, out, report, dataset)
     return written
+
+
+def _write_json(args, out, report, dataset) -> list[str]:
+    from c3prof.report.json_out import write_json
+
+    write_json(report, str(out.path))
+    return [str(out.path)]
+
+
+def _write_csv(args, out, report, dataset) -> list[str]:
+    from c3prof.report.csv_out import write_csv
+
+    with atomic_directory(out, "CSV tables") as tmp:
+        names = [p.name for p in write_csv(report, str(tmp))]
+    return [str(out.path / n) for n in names]
+
+
+def _write_figures(args, out, report, dataset) -> list[str]:
+    from c3prof.figures import write_figures  # matplotlib only when figures are asked for
+
+    with atomic_directory(out, "figures") as tmp:
+        names = [p.name for p in write_figures(report, dataset, str(tmp), args.timeline_run)]
+    return [str(out.path / n) for n in names]
+
+
+def _write_perfetto(args, out, report, dataset) -> list[str]:
+    from c3prof.report.perfetto import write_perfetto
+
+    write_perfetto(dataset, str(out.path), args.perfetto_max_reps)
+    return [str(out.path)]
+
+
+_WRITERS = {"--json": _write_json, "--csv": _write_csv, "--figures": _write_figures, "--perfetto": _write_perfetto}
 
 
 def run(args) -> int:
@@ -178,10 +194,10 @@ def run(args) -> int:
 
     settings = _settings(args)
     files = expand_paths(args.traces)
-    check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
+    outputs = check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
     dataset = _load(files, args.split_by)
     report = build_report(dataset, settings)
-    written = _write_outputs(args, report, dataset)
+    written = _write_outputs(args, outputs, report, dataset)
     to_stdout = args.json == "-"
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render

@@ -260,7 +260,9 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     ``include`` (S, B), optional: whether unit s enters the mean in replicate b. The caller applies
     to every replicate the same rule that chose the units of the point estimate (e.g. "ideal speedup
     at least 1.05"), so the interval does not treat the choice of scenarios as fixed. Replicates in
-    which no drawn unit is included are dropped; if more than 1% are, the interval is refused.
+    which no drawn unit is included are dropped (the interval is then conditional on at least one
+    scenario entering; the CI's reason says how many were dropped); if more than half are, the
+    interval is refused.
     """
     points = np.asarray(points, dtype=float)
     reps = np.asarray(replicates, dtype=float)
@@ -274,7 +276,11 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     values = np.where(keep, reps[units, draws], 0.0)
     n_in = keep.sum(axis=1)
     empty = int((n_in == 0).sum())
-    if empty > 0.01 * b:
+    if empty > 0.5 * b:
         return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
     outer = values.sum(axis=1)[n_in > 0] / n_in[n_in > 0]
-    return mean, percentile_ci(outer, confidence)
+    ci = percentile_ci(outer, confidence)
+    if ci.ok and empty:
+        ci = CI(ci.low, ci.high, f"{empty} of {b} resamples drew no scenario passing the inclusion rule; "
+                                 "the interval is over the others")
+    return mean, ci

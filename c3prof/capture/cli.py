@@ -8,12 +8,14 @@ completed phase is in the trace; continue with --resume).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from c3prof.capture.strategies import DEFAULT_STRATEGIES, STRATEGIES
-from c3prof.errors import C3profError, TraceError
+from c3prof.backends import AUTO, names as backend_names
+from c3prof.capture.distributed import add_distributed_arguments
+from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
+from c3prof.errors import TraceError
+from c3prof.plan.model import DEFAULT_STRATEGIES, STRATEGIES
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -33,19 +35,11 @@ EXAMPLES = """examples:
   c3prof capture --suite llama70b --gpus 2 -o llama.jsonl       one trace per rank: llama.rank<r>.jsonl
 """
 
-# (option, lowest, highest): bounds of the numeric options, checked before anything else runs.
-BOUNDS = (("--reps", 1, 1_000_000), ("--max-reps", 1, 1_000_000), ("--max-noise", 1e-9, 1.0),
-          ("--phase-timeout", 0.001, 86_400), ("--warmup", 0, 10_000), ("--device", 0, 1023),
-          ("--counter-reps", 1, 10_000), ("--seed", 0, 2**32 - 1),
-          # multi-GPU options (c3prof.capture.distributed)
-          ("--gpus", 1, 4096), ("--dma-chunks", 1, 4096), ("--dma-streams", 1, 256),
-          ("--collective-timeout", 0.001, 86_400))
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = EXAMPLES
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", metavar="SUITE", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--suite", metavar="SUITE", help="built-in scenario suite (see `c3prof suites`; default: default)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), metavar="NAMES",
@@ -58,15 +52,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop once the relative noise (1.4826 MAD/median) is at most this")
     p.add_argument("--phase-timeout", type=float, default=10.0, metavar="SECONDS", help="time per phase at most")
     p.add_argument("--warmup", type=int, default=2, metavar="N", help="unrecorded repetitions before each phase")
-    p.add_argument("--device", type=int, default=0, metavar="INDEX", help="CUDA device index")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default="96,112,120", metavar="N,N,...",
+    p.add_argument("--backend", default=AUTO, metavar="NAME",
+                   help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device)")
+    p.add_argument("--device", type=int, default=0, metavar="INDEX", help="device index")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default="104,120", metavar="N,N,...",
                    help="GEMM SM counts swept by rp and dma+rp (green contexts)")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default="32", metavar="N,N,...",
-                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp)")
-    p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
-                   help="how base/sp/rp move bytes on one GPU")
-    p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
-                   help="copy-engine transfer used by dma")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=None, metavar="N,N,...",
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
+                        "link: 8 for PCIe, 32 for HBM)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
@@ -79,8 +72,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random operands and transfer bytes")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
-    from c3prof.capture.distributed import add_distributed_arguments
-
     add_distributed_arguments(p)
     _name_placeholders(p)
 
@@ -96,67 +87,9 @@ def _name_placeholders(p: argparse.ArgumentParser) -> None:
             action.metavar = _PLACEHOLDERS[action.dest]
 
 
-def check_bounds(args) -> None:
-    for option, lo, hi in BOUNDS:
-        value = getattr(args, option[2:].replace("-", "_"), None)
-        if value is not None and not lo <= value <= hi:  # NaN fails too
-            raise C3profError(f"{option} must be between {lo} and {hi}, got {value}")
-    if args.max_reps < args.reps:
-        raise C3profError(f"--max-reps ({args.max_reps}) must be at least --reps ({args.reps})")
-
-
-def _check_output(path: Path, resume: bool, inputs=()) -> None:
-    """Catch an unusable --out before the GPU is touched; creates nothing.
-
-    With --resume the trace is read and validated completely (read-only), so a file that is not a
-    c3prof trace, or a trace of another version, is refused before anything opens or changes it.
-    """
-    from c3prof.outputs import Output, check_creatable, check_outputs
-    from c3prof.trace import read_for_resume
-
-    check_outputs(inputs, [Output.file("--out", path)])
-    if resume:
-        if not path.exists():
-            raise TraceError(f"{path}: nothing to resume (file does not exist)")
-        if not os.access(path, os.W_OK):
-            raise TraceError(f"{path}: not writable")
-        read_for_resume(path)
-        return
-    if path.exists() and path.stat().st_size > 0:
-        raise TraceError(f"{path}: already exists; use --resume to continue it or choose another --out")
-    try:
-        check_creatable(Output.file("--out", path))
-    except C3profError as exc:
-        raise TraceError(f"{path}: cannot create its folder ({exc})") from None
-
-
-def stopping_rule(args):
-    from c3prof.capture.stopping import StoppingRule
-
-    check_bounds(args)
-    try:
-        return StoppingRule(min_reps=args.reps, max_reps=args.max_reps, max_noise=args.max_noise,
-                            timeout_s=args.phase_timeout, warmup=args.warmup)
-    except ValueError as exc:
-        raise C3profError(str(exc)) from None
-
-
-def _load_scenarios(args):
-    from c3prof.scenarios import load_scenario_file, load_suite
-
-    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "taxonomy")
-    if args.only:
-        keep = [n for n in args.only.split(",") if n]
-        unknown = sorted(set(keep) - {s.name for s in scenarios})
-        if unknown:
-            raise C3profError(f"--only: no scenario named {unknown[0]!r}")
-        scenarios = [s for s in scenarios if s.name in keep]
-    return scenarios
-
-
 def _check_resume_matches(existing, bench, plans) -> None:
     old_gpu = existing.machine.get("gpu", {}).get("name")
-    new_gpu = bench.nvml.identity().get("name")
+    new_gpu = bench.identity().get("name")
     if old_gpu and new_gpu and old_gpu != new_gpu:
         raise TraceError(f"{existing.path}: captured on {old_gpu}; this machine has {new_gpu}. Resume on the same GPU")
     planned = {p.id: p for p in plans}
@@ -166,32 +99,35 @@ def _check_resume_matches(existing, bench, plans) -> None:
 
 
 def run(args) -> int:
-    from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
-
-    from c3prof.capture.counters import parse_sources
     from c3prof.capture import distributed
+    from c3prof.capture.counters import parse_sources
+    from c3prof.plan.model import PlanOptions, parse_strategies
+    from c3prof.plan.strategies import plan_runs
 
-    # Everything that can be checked without a GPU, before --gpus spawns ranks or torch is imported.
+    # Everything that can be checked without a GPU, before --gpus spawns ranks or a backend is opened.
     strategies = parse_strategies(args.strategies)
     counter_sources = parse_sources(args.counters)
     counter_strategies = parse_strategies(args.counter_strategies)
     rule = stopping_rule(args)
-    scenarios = _load_scenarios(args)
+    scenarios = load_scenarios(args)
     if getattr(args, "gpus", None) or distributed.under_torchrun():
         return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
     out = Path(args.out)
-    _check_output(out, args.resume, [args.scenarios] if args.scenarios else [])
+    check_output(out, args.resume, [args.scenarios] if args.scenarios else [])
 
     # Only now touch the GPU (and import torch).
-    from c3prof.backends.cuda.bench import CudaBench
+    from c3prof.backends import get_backend
+    from c3prof.capture.phases import PhaseTimer
     from c3prof.capture.progress import SweepProgress
     from c3prof.capture.runner import CaptureOptions, Runner
     from c3prof.trace import TraceWriter
 
-    bench = CudaBench(device=args.device, seed=args.seed)
+    backend = get_backend(args.backend)
+    backend.prepare_environment()
+    bench = backend.open_bench(args.device, args.seed, PhaseTimer)
     plans = plan_runs(scenarios, strategies, PlanOptions(
         sm_count=bench.sm_count, greatest_priority=bench.priority_range[1], rp_gemm_sms=args.rp_gemm_sms,
-        rp_comm_ctas=args.rp_comm_ctas, sm_transport=args.sm_transport, dma_transport=args.dma_transport))
+        rp_comm_ctas=args.rp_comm_ctas))
     for s in scenarios:
         bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
     writer = TraceWriter(out, resume=args.resume, command=["c3prof", *sys.argv[1:]])

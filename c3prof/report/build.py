@@ -172,7 +172,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         "inputs": [dict(i.to_json(), path=display_path(i.path)) for i in dataset.inputs],
         "machine": [], "rules": method_rules(settings, dataset.split_by),
         "results": [], "strategies": [], "comm_sweeps": [], "falsification": [],
-        "alerts": [], "incomplete": [], "errors": [],
+        "alerts": [], "incomplete": [], "errors": [], "not_applicable": [],
         "validation": {"failures": [], "unvalidated_dma_runs": []},
         "notes": list(dataset.notes),
     }
@@ -213,5 +213,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
                                                         f"(transport {v.get('transport')!r})"})
             if run.strategy == "dma" and run.complete and not run.validations:
                 report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
-        report["errors"].extend(dict(_strip(e), platform=group.key) for e in group.errors)
+        for e in group.errors:
+            key = "not_applicable" if e.get("not_applicable") else "errors"
+            report[key].append(dict(_strip(e), platform=group.key))
     return report

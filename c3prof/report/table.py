@@ -214,6 +214,11 @@ def _sweeps(con: Console, rep: dict) -> None:
             con.print(f"  comm sweep {s['op']} over {s['transport']} ({s['platform']}): {s['reason']}")
 
 
+def _not_applicable(con: Console, rep: dict) -> None:
+    for e in rep.get("not_applicable", []):
+        con.print(f"[dim]not applicable: {e.get('run')}: {e['message']}[/]")
+
+
 def _problems(con: Console, rep: dict) -> None:
     if rep["alerts"]:
         body = "\n".join(f"- {a['message']}" for a in rep["alerts"])
@@ -251,4 +256,5 @@ def render(rep: dict, console: Console | None = None, wide: bool = False) -> Non
     for r in rep["rules"]:
         con.print(f"  [bold]{r['name']}[/]: {r['rule']}")
     _sweeps(con, rep)
+    _not_applicable(con, rep)
     _problems(con, rep)

@@ -134,8 +134,10 @@ class Scenario:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "scenario") -> "Scenario":
-        return _parse_scenario(d, where, source="")
+    def from_dict(cls, d: dict, where: str = "scenario", capture_rules: bool = True) -> "Scenario":
+        """``capture_rules=False`` (reading a trace) checks the data but not what only capture needs
+        (16-byte transfer words), so traces of other c3prof versions stay readable."""
+        return _parse_scenario(d, where, source="", capture_rules=capture_rules)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -240,7 +242,7 @@ def _parse_gemm(d, where: str) -> GemmSpec:
     return GemmSpec(m=m, n=n, k=k, dtype=dtype)
 
 
-def _parse_comm(d, where: str) -> CommSpec:
+def _parse_comm(d, where: str, capture_rules: bool = True) -> CommSpec:
     d = _table(d, where)
     _no_unknown(d, {"op", "bytes", "link", "chunk"}, where)
     op = _choice(d.get("op", "transfer"), COMM_OPS, f"{where}.op", "operation")
@@ -261,7 +263,7 @@ def _parse_comm(d, where: str) -> CommSpec:
     chunk = chunk or nbytes
     if chunk > nbytes or nbytes % chunk:
         raise ScenarioError(f"{where}.chunk: {format_bytes(chunk)} must divide bytes ({format_bytes(nbytes)})")
-    if chunk % 16:
+    if capture_rules and chunk % 16:
         raise ScenarioError(f"{where}.chunk: {chunk} bytes is not a multiple of 16 (copy kernels move 16-byte words)")
     return CommSpec(op=op, bytes=nbytes, link=link, chunk=chunk)
 
@@ -273,7 +275,7 @@ def _parse_weight(weight, where: str) -> float:
     return float(weight)
 
 
-def _parse_scenario(d, where: str, source: str) -> Scenario:
+def _parse_scenario(d, where: str, source: str, capture_rules: bool = True) -> Scenario:
     d = _table(d, where)
     _no_unknown(d, {"name", "gemm", "comm", "tags", "description", "weight"}, where)
     name = check_name(d.get("name"), f"{where}: 'name'")
@@ -288,7 +290,7 @@ def _parse_scenario(d, where: str, source: str) -> Scenario:
     return Scenario(
         name=name,
         gemm=_parse_gemm(d["gemm"], f"{where}.gemm"),
-        comm=_parse_comm(d["comm"], f"{where}.comm"),
+        comm=_parse_comm(d["comm"], f"{where}.comm", capture_rules),
         tags=tuple(tags),
         description=_check_text(d.get("description", ""), f"{where}.description"),
         weight=_parse_weight(d.get("weight", 1.0), where),

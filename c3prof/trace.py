@@ -194,7 +194,8 @@ def _validate_phase(rec, path, lineno) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
     try:
-        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario")
+        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
+        _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
         for field_name in ("strategy", "variant"):
             check_name(rec[field_name], f"phase.{field_name}")
     except ScenarioError as exc:
@@ -216,6 +217,17 @@ def _known_scenario_fields(d: dict) -> dict:
 
 _SCENARIO_FIELDS = {"name": (), "tags": (), "description": (), "weight": (),
                     "gemm": ("m", "n", "k", "dtype"), "comm": ("op", "bytes")}
+
+
+def _check_transfer_fields(comm: dict, where: str) -> None:
+    """``link`` and ``chunk`` of a trace's scenario: the report prints the link, so it must be a valid
+    name; the capture-time rules (known links, chunk divides bytes) belong to scenario files, so a
+    trace from another c3prof version is still readable."""
+    if comm.get("link") is not None:
+        check_name(comm["link"], f"{where}.comm.link")
+    chunk = comm.get("chunk")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or not 0 < chunk <= 2**40):
+        raise ScenarioError(f"{where}.comm.chunk must be a positive byte count, got {_short(chunk)}")
 
 
 def _validate_rounds(rec, n: int, path, lineno) -> None:

@@ -86,13 +86,13 @@ def test_a_broken_suite_does_not_hide_the_others(tmp_path, monkeypatch):
 
 
 def test_ingest_cannot_write_absurd_sizes():
-    huge = Scenario(name="x", gemm=GemmSpec(m=10**12, n=10**12, k=10**12), comm=CommSpec(op="transfer", bytes=4))
+    huge = Scenario(name="x", gemm=GemmSpec(m=10**12, n=10**12, k=10**12), comm=CommSpec(op="transfer", bytes=4096))
     with pytest.raises(ScenarioError, match="larger than c3prof runs"):
         parse_scenarios(dump_scenarios([huge]), "ingest output")
 
 
 def test_dump_escapes_text_so_it_reads_back():
-    s = Scenario(name="x", gemm=GemmSpec(m=8, n=8, k=8), comm=CommSpec(op="transfer", bytes=4),
+    s = Scenario(name="x", gemm=GemmSpec(m=8, n=8, k=8), comm=CommSpec(op="transfer", bytes=4096),
                  description='line one\nline "two"\t\\ end')
     assert parse_scenarios(dump_scenarios([s]), "f")[0].description == s.description
 

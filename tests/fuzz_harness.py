@@ -54,7 +54,7 @@ TOML_NASTY = [
     "nan", "inf", "-inf", "1e300", "1e400", "-1", "0", "5e-324", "1" * 30, "9" * 5000, "true", '""',
     '"\\u202eevil"', '"a\\u0000b"', '"zero\\u200bwidth"', '"x/y"', '"a b"', "{}", "[]", '{ m = 1 }',
     "[1, 2]", '"1e300GiB"', '"1862645149230957031250GiB"', '"-4MiB"', '"4.5B"', "4.5", '"bf16"', '"fp8"',
-    '"transfer"', '"all_reduce"', "1e12", "2147483648", "65536", '"' + "A" * 5000 + '"', "[" * 500 + "]" * 500,
+    '"transfer"', '"all_reduce"', '"hbm"', '"nvlink"', '"17B"', '"3MiB"', "1e12", "2147483648", "65536", '"' + "A" * 5000 + '"', "[" * 500 + "]" * 500,
 ]
 
 BYTE_JUNK = [b"\x00", b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\n", b"\n\n", b" ", b"{", b"}", b'"', b",",
@@ -189,7 +189,7 @@ def _parsed(text: str):
     return json.loads(text)
 
 
-_TOML_FIELD = re.compile(r"(\b(?:name|m|n|k|dtype|op|bytes|weight|format|tags|description)\s*=\s*)"
+_TOML_FIELD = re.compile(r"(\b(?:name|m|n|k|dtype|op|bytes|link|chunk|weight|format|tags|description)\s*=\s*)"
                          r"(\"[^\"\n]*\"|\[[^\]\n]*\]|[^,}\n]+)")
 
 

@@ -62,7 +62,10 @@ def base_kineto() -> str:
 
 
 def base_suite() -> str:
-    return (Path(__file__).parents[1] / "c3prof" / "suites" / "smoke.toml").read_text()
+    """The built-in smoke suite, its first transfer given an explicit link and chunk (so both get fuzzed)."""
+    text = (Path(__file__).parents[1] / "c3prof" / "suites" / "smoke.toml").read_text()
+    return text.replace('comm = { op = "transfer", bytes = "4MiB" }',
+                        'comm = { op = "transfer", link = "hbm", bytes = "4MiB", chunk = "1MiB" }', 1)
 
 
 @pytest.fixture(scope="module")

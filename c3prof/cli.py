@@ -5,16 +5,26 @@
     c3prof ingest    PyTorch profiler traces -> C3 regions and replayable scenarios (c3prof.ingest.cli)
     c3prof suites    list the built-in scenario suites
 
-Every subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``. User errors
-(C3profError) print as one line on stderr with exit status 2; nothing here prints a traceback for
-them. Subcommand modules are imported only when chosen, so ``c3prof report`` never imports torch.
+Every subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``. Exit status:
+
+- 2: bad input or an unusable environment (C3profError, bad arguments): one line on stderr;
+- 1: an unexpected error (a bug): one line on stderr; ``--debug`` prints the traceback;
+- 130: interrupted; a closed output pipe (``c3prof suites | head -1``) ends quietly.
+
+Subcommand modules are imported only when chosen, so ``c3prof report`` never imports torch.
+
+The same flag means the same thing in every subcommand: ``-o/--out`` is the command's main output
+(capture: the trace file; ingest: the output directory), ``-q/--quiet`` prints only warnings,
+errors and where files went, ``--json PATH`` writes JSON to PATH or to stdout for ``-``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
 from c3prof import __version__
 from c3prof.errors import C3profError
@@ -27,17 +37,30 @@ SUBCOMMANDS = {
 }
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults appear in --help from the code (never typed by hand); examples keep their layout."""
+
+    def _get_help_string(self, action):
+        if action.default is None or isinstance(action.default, bool) or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
-    # argparse exits with status 2 on bad arguments already; keep its one-line style.
-    pass
+    def error(self, message):
+        """Bad arguments: one line (not the usage block), exit status 2."""
+        message = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(prog="c3prof", description="Profile concurrent computation and communication (C3) on GPUs.")
+    parser = _Parser(prog="c3prof", description="Profile concurrent computation and communication (C3) on GPUs.",
+                     formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"c3prof {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
         if only is None or only == name:
             importlib.import_module(module).add_arguments(p)
     return parser
@@ -45,22 +68,55 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted anywhere on the line (before or after the subcommand).
+    debug = "--debug" in argv or os.environ.get("C3PROF_DEBUG") == "1"
+    argv = [a for a in argv if a != "--debug"]
     # Import only the chosen subcommand's module (keeps `report` free of torch and CUDA imports).
     chosen = next((a for a in argv if a in SUBCOMMANDS), None)
-    parser = build_parser(only=chosen)
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
-        return 2
+    try:
+        parser = build_parser(only=chosen)
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        return _run(args, debug)
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _run(args, debug: bool) -> int:
+    name = f"c3prof {args.command}"
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)
     except C3profError as exc:
-        print(f"c3prof {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print(f"c3prof {args.command}: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
+    except Exception as exc:  # the catch-all: a bug must still end in one line, not a traceback
+        if debug:
+            traceback.print_exc()
+        print(f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)[:300]} (a bug in c3prof "
+              f"{__version__}; rerun with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader went away (`| head`): stop quietly, and keep Python from complaining at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a real file (tests capture it)
+    return 141  # 128 + SIGPIPE, what a shell reports for a process ended by a closed pipe
 
 
 if __name__ == "__main__":

@@ -22,12 +22,16 @@ carrier (SM copy kernel or copy engine) of those same bytes over that same link.
 
 from __future__ import annotations
 
+import json
+import math
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from c3prof.errors import C3profError, ScenarioError
+from c3prof.inputs import SCENARIO_MAX_BYTES, check_input_file
 from c3prof.units import format_bytes, parse_bytes
 
 # Element size in bytes of the GEMM dtypes c3prof runs.
@@ -130,20 +134,38 @@ class Scenario:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "scenario") -> "Scenario":
-        return _parse_scenario(d, where, source="")
+    def from_dict(cls, d: dict, where: str = "scenario", capture_rules: bool = True) -> "Scenario":
+        """``capture_rules=False`` (reading a trace) checks the data but not what only capture needs
+        (16-byte transfer words), so traces of other c3prof versions stay readable."""
+        return _parse_scenario(d, where, source="", capture_rules=capture_rules)
 
 
 # ------------------------------------------------------------------------------------------------
 # Parsing and validation: every problem names the file, the scenario and the field.
 # ------------------------------------------------------------------------------------------------
 
-def _positive_int(value, where: str) -> int:
+# Bounds far above any GEMM or transfer a GPU runs, far below what overflows the arithmetic:
+# cuBLAS takes 32-bit dimensions, and no operand or transfer reaches 1 TiB on any GPU today.
+MAX_DIM = 2**31 - 1
+MAX_BYTES = 2**40
+MAX_WEIGHT = 1e12
+MAX_TEXT = 100_000
+MAX_NAME = 200
+
+
+def _positive_int(value, where: str, maximum: int = MAX_DIM) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(f"{where} must be a positive integer, got {value!r}")
+        raise ScenarioError(f"{where} must be a positive integer, got {_short(value)}")
     if value <= 0:
         raise ScenarioError(f"{where} must be positive, got {value}")
+    if value > maximum:
+        raise ScenarioError(f"{where} = {value} is larger than c3prof runs (at most {maximum})")
     return value
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _table(d, where: str) -> dict:
@@ -155,7 +177,54 @@ def _table(d, where: str) -> dict:
 def _no_unknown(d: dict, known: set[str], where: str) -> None:
     unknown = sorted(set(d) - known)
     if unknown:
-        raise ScenarioError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        shown = ", ".join(str(u)[:40] for u in unknown[:5])
+        raise ScenarioError(f"{where}: unknown field(s) {shown} (known: {', '.join(sorted(known))})")
+
+
+# Characters no name or text may hold: controls, format characters (bidirectional overrides,
+# zero-width joiners and spaces, byte-order marks), surrogates and private or unassigned code points.
+# They make a name look like another one, or break the terminal, CSV and TOML writers.
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn")
+
+
+def text_problem(text: str, *, is_name: bool = False) -> str | None:
+    """Why ``text`` is not acceptable as a name (``is_name``) or free text, or None."""
+    limit = MAX_NAME if is_name else MAX_TEXT
+    if len(text) > limit:
+        return f"is longer than {limit} characters"
+    for c in text:
+        if c in "\n\t" and not is_name:
+            continue  # free text may span lines
+        category = unicodedata.category(c)
+        if category in _HIDDEN:
+            return f"holds the invisible or control character U+{ord(c):04X}"
+        if is_name and (c == "/" or category.startswith("Z")):
+            return "must not contain '/' or spaces"
+    return None
+
+
+def check_name(name, where: str, error: type[C3profError] = ScenarioError) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise error(f"{where} must be a non-empty string, got {_short(name)}")
+    problem = text_problem(name, is_name=True)
+    if problem:
+        raise error(f"{where} {_short(name)} {problem}")
+    return name
+
+
+def _check_text(text, where: str) -> str:
+    if not isinstance(text, str):
+        raise ScenarioError(f"{where} must be a string, got {type(text).__name__}")
+    problem = text_problem(text)
+    if problem:
+        raise ScenarioError(f"{where} {problem}")
+    return text
+
+
+def _choice(value, known, where: str, what: str) -> str:
+    if not isinstance(value, str) or value not in known:
+        raise ScenarioError(f"{where}: unknown {what} {_short(value)} (known: {', '.join(known)})")
+    return value
 
 
 def _parse_gemm(d, where: str) -> GemmSpec:
@@ -164,23 +233,19 @@ def _parse_gemm(d, where: str) -> GemmSpec:
     for key in ("m", "n", "k"):
         if key not in d:
             raise ScenarioError(f"{where}: missing '{key}'")
-    dtype = d.get("dtype", "bf16")
-    if dtype not in DTYPE_BYTES:
-        raise ScenarioError(f"{where}.dtype: unknown dtype {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
-    return GemmSpec(
-        m=_positive_int(d["m"], f"{where}.m"),
-        n=_positive_int(d["n"], f"{where}.n"),
-        k=_positive_int(d["k"], f"{where}.k"),
-        dtype=dtype,
-    )
+    dtype = _choice(d.get("dtype", "bf16"), tuple(DTYPE_BYTES), f"{where}.dtype", "dtype")
+    m, n, k = (_positive_int(d[key], f"{where}.{key}") for key in ("m", "n", "k"))
+    largest = max(m * k, k * n, m * n) * DTYPE_BYTES[dtype]
+    if largest > MAX_BYTES:
+        raise ScenarioError(f"{where}: an operand of {m}x{n}x{k} {dtype} takes {largest} bytes, more than "
+                            f"c3prof runs ({format_bytes(MAX_BYTES)})")
+    return GemmSpec(m=m, n=n, k=k, dtype=dtype)
 
 
-def _parse_comm(d, where: str) -> CommSpec:
+def _parse_comm(d, where: str, capture_rules: bool = True) -> CommSpec:
     d = _table(d, where)
     _no_unknown(d, {"op", "bytes", "link", "chunk"}, where)
-    op = d.get("op", "transfer")
-    if op not in COMM_OPS:
-        raise ScenarioError(f"{where}.op: unknown operation {op!r} (known: {', '.join(COMM_OPS)})")
+    op = _choice(d.get("op", "transfer"), COMM_OPS, f"{where}.op", "operation")
     if "bytes" not in d:
         raise ScenarioError(f"{where}: missing 'bytes'")
     try:
@@ -188,45 +253,47 @@ def _parse_comm(d, where: str) -> CommSpec:
         chunk = parse_bytes(d["chunk"], f"{where}.chunk") if "chunk" in d else None
     except C3profError as exc:
         raise ScenarioError(str(exc)) from None
+    if nbytes > MAX_BYTES:
+        raise ScenarioError(f"{where}.bytes: {nbytes} bytes is more than c3prof moves ({format_bytes(MAX_BYTES)})")
     if op != "transfer":
         if "link" in d or "chunk" in d:
             raise ScenarioError(f"{where}: 'link' and 'chunk' apply to op = \"transfer\" only")
         return CommSpec(op=op, bytes=nbytes)
-    link = d.get("link", DEFAULT_LINK)
-    if link not in LINKS:
-        raise ScenarioError(f"{where}.link: unknown link {link!r} (known: {', '.join(LINKS)})")
+    link = _choice(d.get("link", DEFAULT_LINK), LINKS, f"{where}.link", "link")
     chunk = chunk or nbytes
     if chunk > nbytes or nbytes % chunk:
         raise ScenarioError(f"{where}.chunk: {format_bytes(chunk)} must divide bytes ({format_bytes(nbytes)})")
-    if chunk % 16:
+    if capture_rules and chunk % 16:
         raise ScenarioError(f"{where}.chunk: {chunk} bytes is not a multiple of 16 (copy kernels move 16-byte words)")
     return CommSpec(op=op, bytes=nbytes, link=link, chunk=chunk)
 
 
-def _parse_scenario(d, where: str, source: str) -> Scenario:
+def _parse_weight(weight, where: str) -> float:
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) \
+            or not 0 < weight <= MAX_WEIGHT:
+        raise ScenarioError(f"{where}.weight must be a positive number up to {MAX_WEIGHT:g}, got {_short(weight)}")
+    return float(weight)
+
+
+def _parse_scenario(d, where: str, source: str, capture_rules: bool = True) -> Scenario:
     d = _table(d, where)
     _no_unknown(d, {"name", "gemm", "comm", "tags", "description", "weight"}, where)
-    name = d.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ScenarioError(f"{where}: 'name' must be a non-empty string")
-    if "/" in name or any(c.isspace() for c in name):
-        raise ScenarioError(f"{where}: name {name!r} must not contain '/' or spaces")
+    name = check_name(d.get("name"), f"{where}: 'name'")
     where = f"{where} ({name!r})"
     if "gemm" not in d or "comm" not in d:
         raise ScenarioError(f"{where}: needs both a 'gemm' and a 'comm' table")
     tags = d.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ScenarioError(f"{where}.tags must be a list of strings")
-    weight = d.get("weight", 1.0)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
-        raise ScenarioError(f"{where}.weight must be a positive number, got {weight!r}")
+    for t in tags:
+        check_name(t, f"{where}.tags: tag")
     return Scenario(
         name=name,
         gemm=_parse_gemm(d["gemm"], f"{where}.gemm"),
-        comm=_parse_comm(d["comm"], f"{where}.comm"),
+        comm=_parse_comm(d["comm"], f"{where}.comm", capture_rules),
         tags=tuple(tags),
-        description=str(d.get("description", "")),
-        weight=float(weight),
+        description=_check_text(d.get("description", ""), f"{where}.description"),
+        weight=_parse_weight(d.get("weight", 1.0), where),
         source=source,
     )
 
@@ -237,9 +304,16 @@ def parse_scenarios(text: str, source: str) -> list[Scenario]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{source}: not usable TOML: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ScenarioError(f"{source}: not usable TOML: {_short(str(exc))}") from None
     fmt = doc.get("format", SCENARIO_FORMAT)
-    if fmt != SCENARIO_FORMAT:
-        raise ScenarioError(f"{source}: scenario format {fmt!r} is not supported (this c3prof reads format {SCENARIO_FORMAT})")
+    if isinstance(fmt, bool) or fmt != SCENARIO_FORMAT:
+        raise ScenarioError(f"{source}: scenario format {_short(fmt)} is not supported "
+                            f"(this c3prof reads format {SCENARIO_FORMAT})")
+    if "description" in doc:
+        _check_text(doc["description"], f"{source}: description")
     _no_unknown(doc, {"format", "scenario", "description"}, source)
     entries = doc.get("scenario")
     if not isinstance(entries, list) or not entries:
@@ -255,11 +329,19 @@ def parse_scenarios(text: str, source: str) -> list[Scenario]:
 
 def load_scenario_file(path: str | Path) -> list[Scenario]:
     path = Path(path)
+    check_input_file(path, "scenario file", SCENARIO_MAX_BYTES, ScenarioError, verb="read")
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
-    return parse_scenarios(text, str(path))
+    return parse_scenarios(decode_utf8(data, str(path), "scenario file"), str(path))
+
+
+def decode_utf8(data: bytes, source: str, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{source}: {what} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -267,19 +349,29 @@ def load_scenario_file(path: str | Path) -> list[Scenario]:
 # ------------------------------------------------------------------------------------------------
 
 def suite_names() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files("c3prof.suites").iterdir() if p.name.endswith(".toml"))
+    return sorted(p.name[:-5] for p in suites_root().iterdir() if p.name.endswith(".toml"))
 
 
 def load_suite(name: str) -> list[Scenario]:
     if name not in suite_names():
         raise ScenarioError(f"unknown suite {name!r} (built-in suites: {', '.join(suite_names())})")
-    text = resources.files("c3prof.suites").joinpath(f"{name}.toml").read_text()
-    return parse_scenarios(text, f"suite {name}")
+    return parse_scenarios(_suite_text(name), f"suite {name}")
+
+
+def _suite_text(name: str) -> str:
+    data = suites_root().joinpath(f"{name}.toml").read_bytes()
+    return decode_utf8(data, f"suite {name}", "suite file")
+
+
+def suites_root():
+    """Where the built-in suites live (a function, so tests can point it at a copy)."""
+    return resources.files("c3prof.suites")
 
 
 def suite_description(name: str) -> str:
-    text = resources.files("c3prof.suites").joinpath(f"{name}.toml").read_text()
-    return str(tomllib.loads(text).get("description", ""))
+    """The suite's description; the suite is parsed (and so validated) first."""
+    load_suite(name)
+    return str(tomllib.loads(_suite_text(name)).get("description", ""))
 
 
 def dump_scenarios(scenarios: list[Scenario], description: str = "") -> str:
@@ -315,4 +407,5 @@ def _comm_toml(c: CommSpec) -> str:
 
 
 def _toml_str(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # A JSON string is a valid TOML basic string (same escapes: \\, \", \n, \t, \uXXXX).
+    return json.dumps(s, ensure_ascii=False)

@@ -1,10 +1,23 @@
-"""`c3prof suites`: list built-in scenario suites and what they contain."""
+"""`c3prof suites`: list built-in scenario suites and what they contain.
 
+A suite that cannot be read is reported on its own line (stderr, exit status 2) while the others
+are still listed, so one broken file does not hide the rest.
+"""
+
+import sys
+
+from c3prof.errors import ScenarioError
 from c3prof.scenarios import load_suite, suite_description, suite_names
+
+EXAMPLES = """examples:
+  c3prof suites              list the suites
+  c3prof suites smoke        the scenarios of one suite
+"""
 
 
 def add_arguments(parser):
-    parser.add_argument("name", nargs="?", help="show the scenarios of one suite")
+    parser.epilog = EXAMPLES
+    parser.add_argument("name", nargs="?", metavar="SUITE", help="show the scenarios of one suite")
 
 
 def run(args) -> int:
@@ -12,6 +25,13 @@ def run(args) -> int:
         for s in load_suite(args.name):
             print(f"{s.name:28s} gemm {s.gemm.label:28s} comm {s.comm.label}")
         return 0
+    status = 0
     for name in suite_names():
-        print(f"{name:12s} {len(load_suite(name)):3d} scenarios  {suite_description(name)}")
-    return 0
+        try:
+            line = f"{name:12s} {len(load_suite(name)):3d} scenarios  {suite_description(name)}"
+        except ScenarioError as exc:
+            print(f"c3prof suites: error: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        print(line)
+    return status

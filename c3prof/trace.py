@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import socket
 import time
 import uuid
@@ -37,7 +38,9 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from c3prof import __version__
-from c3prof.errors import TraceError
+from c3prof.errors import ScenarioError, TraceError
+from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
+from c3prof.scenarios import Scenario, check_name
 
 FORMAT = "c3prof-trace"
 VERSION = 1
@@ -78,58 +81,224 @@ def _fail(path, lineno, msg) -> TraceError:
     return TraceError(f"{path}: line {lineno}: {msg}")
 
 
-def _check_number(x, where, path, lineno, positive=False):
+# Bounds of the numbers the analysis divides, multiplies and bootstraps. Durations are CUDA-event
+# milliseconds: the events resolve about 0.5 us, and no phase repetition lasts a day, so a value
+# outside [1 ns, 10^8 ms] is a corrupt file, and a denormal would overflow a ratio to infinity.
+MIN_DURATION_MS = 1e-6
+MAX_MS = 1e8
+MAX_COUNT = 2**62  # byte and counter totals; keeps every sum inside float and int64 range
+MAX_VALUE = 1e30   # any other stored number (counter values, ceilings)
+MAX_DEPTH = 16     # nesting of objects and lists; real records use 4
+MAX_WORLD_SIZE = 1 << 20
+
+
+def _check_number(x, where, path, lineno, positive=False, lo=None, hi=MAX_VALUE):
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-        raise _fail(path, lineno, f"{where} must be a finite number, got {x!r}")
-    if positive and x <= 0:
+        raise _fail(path, lineno, f"{where} must be a finite number, got {_short(x)}")
+    if (positive or (lo is not None and lo > 0)) and x <= 0:
         raise _fail(path, lineno, f"{where} must be positive, got {x!r}")
+    if (lo is not None and x < lo) or x > hi or x < -hi:
+        raise _fail(path, lineno, f"{where} = {x!r} is out of range [{lo if lo is not None else -hi:g}, {hi:g}]")
 
 
-def validate_record(rec: dict, path="<trace>", lineno=0) -> None:
-    """Raise TraceError if ``rec`` does not follow the schema of its record type."""
-    kind = rec.get("record")
-    if kind not in _REQUIRED:
-        raise _fail(path, lineno, f"unknown record type {kind!r}")
+_NUMBER_TYPES = {float, int}
+
+
+def _check_numbers(values: list, where, path, lineno, lo: float, hi: float) -> None:
+    """Every element a finite number in [lo, hi] (bools refused). The common all-good list is checked
+    with C-speed built-ins; otherwise each element is looked at, to name the bad one."""
+    if values and set(map(type, values)) <= _NUMBER_TYPES:
+        try:
+            total = math.fsum(values)
+        except (OverflowError, ValueError):
+            total = math.inf
+        if math.isfinite(total) and min(values) >= lo and max(values) <= hi:
+            return
+    for v in values:
+        _check_number(v, where, path, lineno, lo=lo, hi=hi)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_values(obj, path, lineno, where: str, depth: int = 0) -> None:
+    """Every number finite, every string valid Unicode without NUL, nesting bounded (the whole record)."""
+    if depth > MAX_DEPTH:
+        raise _fail(path, lineno, f"{where}: nested more than {MAX_DEPTH} levels deep")
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise _fail(path, lineno, f"{where}: number out of range ({obj!r})")
+    elif isinstance(obj, str):
+        if _BAD_TEXT.search(obj):
+            raise _fail(path, lineno, f"{where}: text holds a NUL or a lone surrogate (not valid Unicode)")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if _BAD_TEXT.search(k):
+                raise _fail(path, lineno, f"{where}: a key holds a NUL or a lone surrogate")
+            _check_values(v, path, lineno, f"{where}.{k}"[:200], depth + 1)
+    elif isinstance(obj, list):
+        try:
+            total = math.fsum(obj)  # a list of numbers (the common case) checked at C speed
+        except (TypeError, ValueError, OverflowError):
+            total = None  # not all numbers, or inf - inf, or an overflowing sum: look at each
+        if total is not None and math.isfinite(total):
+            return
+        for v in obj:
+            _check_values(v, path, lineno, where, depth + 1)
+
+
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def _check_types(rec: dict, kind: str, path, lineno) -> None:
     for key, typ in _REQUIRED[kind].items():
         if key not in rec:
             raise _fail(path, lineno, f"{kind} record lacks '{key}'")
         if not isinstance(rec[key], typ) or (typ is int and isinstance(rec[key], bool)):
             raise _fail(path, lineno, f"{kind}.{key} has type {type(rec[key]).__name__}")
-    if kind == "phase":
-        if rec["phase"] not in PHASES:
-            raise _fail(path, lineno, f"unknown phase {rec['phase']!r} (known: {', '.join(PHASES)})")
-        samples = rec["samples"]
-        if "total_ms" not in samples:
-            raise _fail(path, lineno, "phase samples lack 'total_ms'")
-        n = len(samples["total_ms"])
-        if n == 0:
-            raise _fail(path, lineno, f"phase {rec['run']}:{rec['phase']} has no samples")
-        for name, values in samples.items():
-            if name not in SERIES:
-                raise _fail(path, lineno, f"unknown sample series {name!r}")
-            if not isinstance(values, list) or len(values) != n:
-                raise _fail(path, lineno, f"series {name} must be a list of {n} numbers")
-            positive = name in POSITIVE_SERIES
-            for v in values:
-                _check_number(v, f"{rec['run']}:{rec['phase']}:{name}", path, lineno, positive=positive)
-        if rec["run"] != run_id(rec["scenario"].get("name", ""), rec["strategy"], rec["variant"]):
-            raise _fail(path, lineno, f"run id {rec['run']!r} does not match its scenario/strategy/variant")
-    elif kind == "engine_evidence" and rec["carrier"] not in CARRIERS:
-        raise _fail(path, lineno, f"carrier must be one of {', '.join(CARRIERS)}, got {rec['carrier']!r}")
-    elif kind == "validation":
-        if rec["bytes_checked"] <= 0 or rec["mismatched_bytes"] < 0:
-            raise _fail(path, lineno, "validation byte counts out of range")
-        if rec["ok"] != (rec["mismatched_bytes"] == 0):
-            raise _fail(path, lineno, "validation 'ok' disagrees with its mismatched_bytes")
-    elif kind == "ceilings":
-        for group in ("gemm_flops_per_s", "copy_bytes_per_s"):
-            for name, entry in rec[group].items():
-                if not isinstance(entry, dict) or "value" not in entry:
-                    raise _fail(path, lineno, f"ceilings.{group}.{name} needs a 'value'")
-                _check_number(entry["value"], f"ceilings.{group}.{name}.value", path, lineno, positive=True)
-    elif kind == "header":
-        if rec["format"] != FORMAT:
-            raise _fail(path, lineno, f"not a c3prof trace (format {rec['format']!r})")
+    for key, typ in _OPTIONAL.get(kind, {}).items():
+        if key in rec and rec[key] is not None and (not isinstance(rec[key], typ) or isinstance(rec[key], bool)):
+            raise _fail(path, lineno, f"{kind}.{key} has type {type(rec[key]).__name__}")
+
+
+# Optional fields the analysis reads, and their types (null allowed).
+_OPTIONAL: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "header": {"hostname": str, "command": list},
+    "error": {"run": str, "phase": str},
+    "counters": {"series": dict, "perturbation": (int, float)},
+    "phase": {"rounds": list, "round_group": str},
+}
+MAX_ROUND = 2**31 - 1
+
+
+def validate_record(rec: dict, path="<trace>", lineno=0) -> None:
+    """Raise TraceError if ``rec`` does not follow the schema of its record type."""
+    kind = rec.get("record")
+    if not isinstance(kind, str) or kind not in _REQUIRED:
+        raise _fail(path, lineno, f"unknown record type {_short(kind)}")
+    _check_types(rec, kind, path, lineno)
+    _check_values({k: v for k, v in rec.items() if k != "samples"}, path, lineno, kind)
+    _VALIDATORS.get(kind, lambda *a: None)(rec, path, lineno)
+
+
+def _validate_header(rec, path, lineno) -> None:
+    if rec["format"] != FORMAT:
+        raise _fail(path, lineno, f"not a c3prof trace (format {_short(rec['format'])})")
+    if not 1 <= rec["world_size"] <= MAX_WORLD_SIZE or not 0 <= rec["rank"] < rec["world_size"]:
+        raise _fail(path, lineno, f"header rank {rec['rank']} / world_size {rec['world_size']} out of range")
+
+
+def _validate_phase(rec, path, lineno) -> None:
+    if rec["phase"] not in PHASES:
+        raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
+    try:
+        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
+        _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
+        for field_name in ("strategy", "variant"):
+            check_name(rec[field_name], f"phase.{field_name}")
+    except ScenarioError as exc:
+        raise _fail(path, lineno, str(exc)) from None
+    if rec["run"] != run_id(scenario.name, rec["strategy"], rec["variant"]):
+        raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
+    _validate_samples(rec, path, lineno)
+
+
+def _known_scenario_fields(d: dict) -> dict:
+    """The scenario fields c3prof knows, for validation; a newer writer's extra fields are ignored
+    (as extra record fields are), while every known field must hold a valid value."""
+    out = {k: v for k, v in d.items() if k in _SCENARIO_FIELDS}
+    for part in ("gemm", "comm"):
+        if isinstance(out.get(part), dict):
+            out[part] = {k: v for k, v in out[part].items() if k in _SCENARIO_FIELDS[part]}
+    return out
+
+
+_SCENARIO_FIELDS = {"name": (), "tags": (), "description": (), "weight": (),
+                    "gemm": ("m", "n", "k", "dtype"), "comm": ("op", "bytes")}
+
+
+def _check_transfer_fields(comm: dict, where: str) -> None:
+    """``link`` and ``chunk`` of a trace's scenario: the report prints the link, so it must be a valid
+    name; the capture-time rules (known links, chunk divides bytes) belong to scenario files, so a
+    trace from another c3prof version is still readable."""
+    if comm.get("link") is not None:
+        check_name(comm["link"], f"{where}.comm.link")
+    chunk = comm.get("chunk")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or not 0 < chunk <= 2**40):
+        raise ScenarioError(f"{where}.comm.chunk must be a positive byte count, got {_short(chunk)}")
+
+
+def _validate_rounds(rec, n: int, path, lineno) -> None:
+    """``rounds``: each repetition's batch index within ``round_group`` (the analysis pairs by it)."""
+    rounds = rec.get("rounds")
+    if rounds is None:
+        return
+    if len(rounds) != n:
+        raise _fail(path, lineno, f"phase rounds must be a list of {n} integers, one per repetition")
+    for r in rounds:
+        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_ROUND:
+            raise _fail(path, lineno, f"phase rounds must be integers in [0, {MAX_ROUND}], got {_short(r)}")
+
+
+def _validate_samples(rec, path, lineno) -> None:
+    samples = rec["samples"]
+    total = samples.get("total_ms")
+    if not isinstance(total, list):
+        raise _fail(path, lineno, "phase samples lack a 'total_ms' list")
+    n = len(total)
+    if n == 0:
+        raise _fail(path, lineno, f"phase {rec['run']}:{rec['phase']} has no samples")
+    for name, values in samples.items():
+        if name not in SERIES:
+            raise _fail(path, lineno, f"unknown sample series {_short(name)}")
+        if not isinstance(values, list) or len(values) != n:
+            raise _fail(path, lineno, f"series {name} must be a list of {n} numbers")
+        lo = MIN_DURATION_MS if name in POSITIVE_SERIES else 0.0
+        _check_numbers(values, f"{rec['run']}:{rec['phase']}:{name}", path, lineno, lo, MAX_MS)
+    _validate_rounds(rec, n, path, lineno)
+
+
+def _validate_validation(rec, path, lineno) -> None:
+    if not 0 < rec["bytes_checked"] <= MAX_COUNT or not 0 <= rec["mismatched_bytes"] <= rec["bytes_checked"]:
+        raise _fail(path, lineno, "validation byte counts out of range")
+    if rec["ok"] != (rec["mismatched_bytes"] == 0):
+        raise _fail(path, lineno, "validation 'ok' disagrees with its mismatched_bytes")
+
+
+def _validate_ceilings(rec, path, lineno) -> None:
+    for group in ("gemm_flops_per_s", "copy_bytes_per_s"):
+        for name, entry in rec[group].items():
+            if not isinstance(entry, dict) or "value" not in entry:
+                raise _fail(path, lineno, f"ceilings.{group}.{name} needs a 'value'")
+            # At least 1 FLOP/s or B/s: a tinier ceiling overflows the machine balance to infinity.
+            _check_number(entry["value"], f"ceilings.{group}.{name}.value", path, lineno, lo=1.0)
+
+
+def _validate_counters(rec, path, lineno) -> None:
+    if rec["phase"] not in PHASES:
+        raise _fail(path, lineno, f"counters: unknown phase {_short(rec['phase'])}")
+    for name, entry in rec["metrics"].items():
+        if not isinstance(entry, dict) or "value" not in entry:
+            raise _fail(path, lineno, f"counters.metrics.{_short(name)} needs a 'value'")
+        _check_number(entry["value"], f"counters.metrics.{name}.value", path, lineno, lo=0.0)
+    if rec.get("perturbation") is not None:
+        _check_number(rec["perturbation"], "counters.perturbation", path, lineno, positive=True)
+    for name, values in (rec.get("series") or {}).items():
+        if not isinstance(values, list):
+            raise _fail(path, lineno, f"counters.series.{_short(name)} must be a list of numbers")
+        _check_numbers(values, f"counters.series.{name}", path, lineno, 0.0, MAX_VALUE)
+
+
+def _validate_engine_evidence(rec, path, lineno) -> None:
+    if rec["carrier"] not in CARRIERS:
+        raise _fail(path, lineno, f"carrier must be one of {', '.join(CARRIERS)}, got {_short(rec['carrier'])}")
+
+
+_VALIDATORS = {"header": _validate_header, "phase": _validate_phase, "validation": _validate_validation,
+               "ceilings": _validate_ceilings, "counters": _validate_counters,
+               "engine_evidence": _validate_engine_evidence}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -149,8 +318,9 @@ class TraceWriter:
         self.fsync = fsync
         self.repaired_bytes = 0
         if resume and self.path.exists() and self.path.stat().st_size > 0:
-            self.repaired_bytes = _drop_incomplete_tail(self.path)
-            self.existing = read_trace(self.path)
+            # Validate everything first; only then repair (a torn last line) and append.
+            self.existing, tail = read_for_resume(self.path)
+            self.repaired_bytes = _repair_tail(self.path, tail)
             self._f: IO[str] = open(self.path, "a", encoding="utf-8")
         else:
             if self.path.exists() and self.path.stat().st_size > 0:
@@ -188,31 +358,26 @@ class TraceWriter:
         self.close()
 
 
-def _drop_incomplete_tail(path: Path) -> int:
-    """Truncate a last line without its newline (an interrupted write). Returns bytes dropped."""
-    with open(path, "rb+") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        if size == 0:
-            return 0
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return 0
-        # Walk back to the previous newline.
-        pos = size - 1
-        chunk = 4096
-        while pos > 0:
-            start = max(0, pos - chunk)
-            f.seek(start)
-            buf = f.read(pos - start)
-            idx = buf.rfind(b"\n")
-            if idx >= 0:
-                keep = start + idx + 1
-                f.truncate(keep)
-                return size - keep
-            pos = start
-        f.truncate(0)
-        return size
+def read_for_resume(path: str | Path) -> tuple["Trace", "Tail"]:
+    """Read a trace that ``--resume`` will continue, changing nothing: the Trace and how it ends.
+
+    Raises TraceError (file untouched) for anything but a valid version-1 trace whose only defect
+    may be a torn last line.
+    """
+    tail = Tail()
+    return read_trace(path, tail), tail
+
+
+def _repair_tail(path: Path, tail: "Tail") -> int:
+    """Drop a torn last line, or end a complete last record with its newline. Returns bytes dropped."""
+    if tail.torn_at is not None:
+        with open(path, "rb+") as f:
+            f.truncate(tail.torn_at)
+        return tail.torn_bytes
+    if tail.needs_newline:
+        with open(path, "ab") as f:
+            f.write(b"\n")
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -285,51 +450,120 @@ class Trace:
         return {(r.id, p) for r in self.runs.values() for p in r.phases}
 
 
-def iter_records(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, record) after checking each line; raises TraceError naming the problem."""
+MAX_RECORD_BYTES = 256 * 1024**2  # one line; the largest real record (a counter time series) is < 1 MB
+MAX_INT_DIGITS = 20  # int64 and uint64 fit; Python's own limit (4300 digits) would raise mid-parse
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a number (JSON has no NaN or Infinity)")
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+# parse_float stays the C default (fast); overflowing floats (1e400 -> inf) are caught by _check_values.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
+def parse_record(raw: bytes, path, lineno) -> dict:
+    """One line -> one record dict, or TraceError naming what is wrong (never another exception)."""
+    try:
+        rec = _DECODER.decode(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _fail(path, lineno, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise _fail(path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:
+        raise _fail(path, lineno, f"not valid JSON ({str(exc)[:80]})") from None
+    except RecursionError:
+        raise _fail(path, lineno, "not valid JSON (nested too deeply)") from None
+    if not isinstance(rec, dict):
+        raise _fail(path, lineno, "a record must be a JSON object")
+    return rec
+
+
+def _check_first(rec: dict, path, lineno) -> None:
+    """The first record (after any blank lines) must be a version-1 c3prof header."""
+    if rec.get("record") != "header" or rec.get("format") != FORMAT:
+        raise _fail(path, lineno, "not a c3prof trace (the first line must be its header)")
+    version = rec.get("version")
+    if isinstance(version, bool) or version != VERSION:
+        raise _fail(path, lineno, f"trace format version {_short(version)} is not supported "
+                                  f"(this c3prof {__version__} reads version {VERSION})")
+
+
+@dataclass
+class Tail:
+    """How a trace ends, for ``--resume``: a torn last line (and where it starts), or a complete last
+    record that only lacks its newline."""
+
+    torn_at: int | None = None
+    torn_bytes: int = 0
+    needs_newline: bool = False
+
+
+def iter_records(path: str | Path, tail: Tail | None = None) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, record) after checking each line; raises TraceError naming the problem.
+
+    A last line without a newline is an error, unless ``tail`` is given (resume): then a last line
+    that is a valid record is kept (``tail.needs_newline``), and one that is not is reported in
+    ``tail.torn_at`` (the write that was interrupted) instead of raising.
+    """
     path = Path(path)
+    check_input_file(path, "trace file", TRACE_MAX_BYTES, TraceError)
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace: {exc.strerror or exc}") from None
     with f:
-        lineno = 0
-        for raw in f:
-            lineno += 1
-            if not raw.endswith(b"\n"):
-                raise _fail(path, lineno, "truncated (the last line is incomplete, as left by an interrupted "
-                                          "write; `c3prof capture --resume` repairs and continues it)")
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise _fail(path, lineno, f"not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
-            if not isinstance(rec, dict):
-                raise _fail(path, lineno, "a record must be a JSON object")
-            if lineno == 1:
-                if rec.get("record") != "header" or rec.get("format") != FORMAT:
-                    raise _fail(path, lineno, "not a c3prof trace (the first line must be its header)")
-                if rec.get("version") != VERSION:
-                    raise _fail(path, lineno, f"trace format version {rec.get('version')!r} is not supported "
-                                              f"(this c3prof {__version__} reads version {VERSION})")
+        yield from _records_of(f, path, tail)
+
+
+def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
+    lineno, offset, first = 0, 0, True
+    while raw := f.readline(MAX_RECORD_BYTES + 1):
+        lineno += 1
+        if len(raw) > MAX_RECORD_BYTES:
+            raise _fail(path, lineno, f"a record longer than {MAX_RECORD_BYTES} bytes")
+        start, offset = offset, offset + len(raw)
+        last_unterminated = not raw.endswith(b"\n")
+        if last_unterminated and tail is None:
+            raise _fail(path, lineno, "truncated (the last line is incomplete, as left by an interrupted "
+                                      "write; `c3prof capture --resume` repairs and continues it)")
+        if not raw.strip():
+            continue
+        try:
+            rec = parse_record(raw, path, lineno)
+            if first:
+                _check_first(rec, path, lineno)
             validate_record(rec, path, lineno)
-            yield lineno, rec
-        if lineno == 0:
-            raise TraceError(f"{path}: empty file, not a c3prof trace")
+        except TraceError:
+            if last_unterminated and tail is not None and not first:
+                tail.torn_at, tail.torn_bytes = start, len(raw)
+                return
+            raise
+        if last_unterminated and tail is not None:
+            tail.needs_newline = True
+        first = False
+        yield lineno, rec
+    if first:
+        raise TraceError(f"{path}: empty file, not a c3prof trace")
 
 
-def read_trace(path: str | Path) -> Trace:
-    """Read and validate a whole trace into runs and their phases."""
+def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
+    """Read and validate a whole trace into runs and their phases (``tail``: see iter_records)."""
     trace: Trace | None = None
-    for lineno, rec in iter_records(path):
+    for lineno, rec in iter_records(path, tail):
         kind = rec["record"]
         if kind == "header":
             if trace is not None:
                 raise _fail(path, lineno, "a second header inside the trace")
             trace = Trace(path=str(path), header=rec)
             continue
-        assert trace is not None  # line 1 is always the header (checked above)
+        assert trace is not None  # the first record is always the header (checked by iter_records)
         if kind == "machine":
             trace.machines.append(rec)
         elif kind == "ceilings":

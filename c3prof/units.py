@@ -1,5 +1,6 @@
 """Byte sizes as people write them in scenario files and on the command line."""
 
+import math
 import re
 
 from c3prof.errors import C3profError
@@ -21,15 +22,18 @@ def parse_bytes(value, what="size") -> int:
     elif isinstance(value, float) and value.is_integer():
         n = int(value)
     elif isinstance(value, str):
-        m = _SIZE.match(value)
+        shown = repr(value) if len(value) <= 40 else repr(value[:37] + "...")
+        m = _SIZE.match(value) if len(value) <= 100 else None
         if not m or m.group(2).lower() not in _UNITS:
-            raise C3profError(f"{what}: cannot read {value!r} as a byte size (e.g. 4096, '64KiB', '256MiB', '1GiB')")
+            raise C3profError(f"{what}: cannot read {shown} as a byte size (e.g. 4096, '64KiB', '256MiB', '1GiB')")
         n = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if not math.isfinite(n):
+            raise C3profError(f"{what}: {shown} is too large a byte size")
         if not float(n).is_integer():
-            raise C3profError(f"{what}: {value!r} is not a whole number of bytes")
+            raise C3profError(f"{what}: {shown} is not a whole number of bytes")
         n = int(n)
     else:
-        raise C3profError(f"{what}: expected a byte size, got {value!r}")
+        raise C3profError(f"{what}: expected a byte size, got {type(value).__name__}")
     if n <= 0:
         raise C3profError(f"{what}: must be positive, got {value!r}")
     return n

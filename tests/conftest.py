@@ -24,3 +24,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU and torch with CUDA"))
         if "multigpu" in item.keywords and n < 2:
             item.add_marker(pytest.mark.skip(reason=f"needs >= 2 GPUs, {n} visible"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fuzz: the CLI fuzz suite (tests/test_fuzz_cli.py; about 10,000 cases)")

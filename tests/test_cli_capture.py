@@ -25,7 +25,7 @@ def assert_one_line_error(proc, *fragments):
     (["--suite", "nope"], ["unknown suite 'nope'"]),
     (["--strategies", "base,warp"], ["unknown strategy 'warp'"]),
     (["--counters", "perf"], ["unknown counter source 'perf'"]),
-    (["--reps", "0"], ["min_reps"]),
+    (["--reps", "0"], ["--reps must be between 1 and"]),
     (["--only", "ghost"], ["no scenario named 'ghost'"]),
     (["--scenarios", "/nonexistent.toml"], ["cannot read scenario file"]),
     (["--backend", "hip"], ["unknown backend 'hip'", "available: cuda"]),
@@ -56,7 +56,7 @@ def test_resume_needs_a_trace(tmp_path):
 def test_unwritable_output(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert_one_line_error(c3prof("capture", "--out", str(blocker / "sub" / "t.jsonl")), "cannot create its folder")
+    assert_one_line_error(c3prof("capture", "--out", str(blocker / "sub" / "t.jsonl")), "cannot write it")
 
 
 @pytest.mark.skipif(cuda_device_count() > 0, reason="checks the message on a machine without a GPU")

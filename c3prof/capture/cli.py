@@ -24,50 +24,68 @@ def _int_list(text: str) -> tuple[int, ...]:
         values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    if not values or any(not 0 < v <= 100_000 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers up to 100000, got {text!r}")
     return values
 
 
+EXAMPLES = """examples:
+  c3prof capture --suite smoke -o smoke.jsonl
+  c3prof capture --scenarios my.toml --strategies base,dma -o my.jsonl -q
+  c3prof capture --scenarios my.toml -o my.jsonl --resume      continue an interrupted capture
+  c3prof capture --suite llama70b --gpus 2 -o llama.jsonl       one trace per rank: llama.rank<r>.jsonl
+"""
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXAMPLES
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: default)")
+    src.add_argument("--suite", metavar="SUITE", help="built-in scenario suite (see `c3prof suites`; default: default)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
-    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
-                   help=f"comma-separated: {', '.join(STRATEGIES)} (default: %(default)s)")
-    p.add_argument("--out", required=True, metavar="TRACE", help="trace file to write (JSON Lines)")
+    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), metavar="NAMES",
+                   help=f"comma-separated: {', '.join(STRATEGIES)}")
+    p.add_argument("-o", "--out", required=True, metavar="PATH", help="trace file to write (JSON Lines)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted capture in --out")
-    p.add_argument("--reps", type=int, default=9, help="minimum repetitions per phase (default 9)")
-    p.add_argument("--max-reps", type=int, default=60, help="maximum repetitions per phase (default 60)")
-    p.add_argument("--max-noise", type=float, default=0.01,
-                   help="stop once the relative noise (1.4826 MAD/median) is at most this (default 0.01)")
-    p.add_argument("--phase-timeout", type=float, default=10.0, help="seconds per phase at most (default 10)")
-    p.add_argument("--warmup", type=int, default=2, help="unrecorded repetitions before each phase (default 2)")
-    p.add_argument("--backend", default=AUTO,
-                   help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device; "
-                        f"default {AUTO})")
-    p.add_argument("--device", type=int, default=0, help="device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=DEFAULT_RP_GEMM_SMS,
-                   help=f"GEMM SM counts swept by rp and dma+rp (green contexts; default "
-                        f"{','.join(map(str, DEFAULT_RP_GEMM_SMS))})")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=None,
+    p.add_argument("--reps", type=int, default=9, metavar="N", help="minimum repetitions per phase")
+    p.add_argument("--max-reps", type=int, default=60, metavar="N", help="maximum repetitions per phase")
+    p.add_argument("--max-noise", type=float, default=0.01, metavar="SHARE",
+                   help="stop once the relative noise (1.4826 MAD/median) is at most this")
+    p.add_argument("--phase-timeout", type=float, default=10.0, metavar="SECONDS", help="time per phase at most")
+    p.add_argument("--warmup", type=int, default=2, metavar="N", help="unrecorded repetitions before each phase")
+    p.add_argument("--backend", default=AUTO, metavar="NAME",
+                   help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device)")
+    p.add_argument("--device", type=int, default=0, metavar="INDEX", help="device index")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=",".join(map(str, DEFAULT_RP_GEMM_SMS)), metavar="N,N,...",
+                   help="GEMM SM counts swept by rp and dma+rp (green contexts)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=None, metavar="N,N,...",
                    help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
                         "link: 8 for PCIe, 32 for HBM)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
-                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), "
-                        "or none (default)")
-    p.add_argument("--counter-strategies", default="base,dma",
-                   help="strategies whose runs get counters (default base,dma: the falsification pair)")
-    p.add_argument("--counter-reps", type=int, default=5, help="repetitions inside each ncu range (default 5)")
+                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), or none")
+    p.add_argument("--counter-strategies", default="base,dma", metavar="NAMES",
+                   help="strategies whose runs get counters (base,dma is the falsification pair)")
+    p.add_argument("--counter-reps", type=int, default=5, metavar="N", help="repetitions inside each ncu range")
     p.add_argument("--ncu-replay", default="app-range", choices=("app-range", "range"),
-                   help="Nsight Compute replay mode (default app-range)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help="Nsight Compute replay mode")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random operands and transfer bytes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
     add_distributed_arguments(p)
+    _name_placeholders(p)
+
+
+# Placeholders of the multi-GPU options (defined in c3prof.capture.distributed) in the words of
+# the rest of --help, instead of argparse's upper-cased internal names.
+_PLACEHOLDERS = {"dma_collectives": "NAMES", "dma_chunks": "N", "dma_streams": "N", "collective_timeout": "SECONDS"}
+
+
+def _name_placeholders(p: argparse.ArgumentParser) -> None:
+    for action in p._actions:  # argparse has no public accessor for defined options
+        if action.dest in _PLACEHOLDERS and action.metavar is None:
+            action.metavar = _PLACEHOLDERS[action.dest]
 
 
 def _check_resume_matches(existing, bench, plans) -> None:
@@ -96,15 +114,14 @@ class SingleGpuInputs:
 def _read_inputs(args) -> SingleGpuInputs:
     from c3prof.capture.counters import parse_sources
 
+    # Everything that can be checked without a GPU, before --gpus spawns ranks or a backend is opened.
     strategies = parse_strategies(args.strategies)
     counter_sources = parse_sources(args.counters)
     counter_strategies = parse_strategies(args.counter_strategies)
-    if args.counter_reps < 1:
-        raise C3profError("--counter-reps must be positive")
     rule = stopping_rule(args)
     scenarios = load_scenarios(args)
     out = Path(args.out)
-    check_output(out, args.resume)
+    check_output(out, args.resume, [args.scenarios] if args.scenarios else [])
     return SingleGpuInputs(strategies, counter_sources, counter_strategies, rule, scenarios, out)
 
 
@@ -168,9 +185,9 @@ def _sweep(args, inputs: SingleGpuInputs, bench, plans, writer) -> int:
 def run(args) -> int:
     from c3prof.capture import distributed
 
+    inputs = _read_inputs(args)   # scenarios, strategies and --out checked before any rank or device
     if getattr(args, "gpus", None) or distributed.under_torchrun():
         return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
-    inputs = _read_inputs(args)
     # Only now touch the GPU (and import torch).
     bench, plans = _open_bench(args, inputs)
     return _sweep(args, inputs, bench, plans, _open_writer(inputs.out, args, bench, plans))

@@ -1,6 +1,6 @@
 """``c3prof ingest TRACE... --out DIR``: C3 regions of PyTorch profiler traces, and replayable scenarios.
 
-    c3prof ingest rank0.json.gz rank1.json.gz --out ingest/ [--json FILE|-] [--figures DIR]
+    c3prof ingest rank0.json.gz rank1.json.gz -o ingest/ [--json PATH|-] [--figures DIR]
     c3prof ingest ./log/run1 --out ingest/          # a tensorboard_trace_handler directory
 
 Writes DIR/scenarios.toml (for ``c3prof capture --scenarios``) and DIR/ingest.json (the same as
@@ -20,13 +20,21 @@ from pathlib import Path
 from c3prof.errors import C3profError
 
 
+EXAMPLES = """examples:
+  c3prof ingest tests/data/h200_kineto_c3overlap.json.gz -o ingest/
+  c3prof ingest rank0.json.gz rank1.json.gz -o ingest/ --json - -q | jq .results
+  c3prof ingest profiler_logs/ -o ingest/ --figures ingest/figures    every *.json and *.json.gz in the directory
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLES
     parser.add_argument("traces", nargs="+", metavar="TRACE",
                         help="Kineto/PyTorch profiler Chrome-trace JSON files (.json or .json.gz), one per rank, "
                              "or tensorboard_trace_handler directories")
-    parser.add_argument("--out", required=True, metavar="DIR",
+    parser.add_argument("-o", "--out", required=True, metavar="DIR",
                         help="output directory: scenarios.toml (replayable) and ingest.json")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE ('-': stdout, and "
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-': stdout, and "
                                                        "the table goes to stderr)")
     parser.add_argument("--figures", metavar="DIR", help="write the summary figure to DIR (ingest_summary.png)")
     parser.add_argument("--figure-formats", default="png", metavar="LIST",
@@ -37,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "supported one (all_gather); without this flag every such mapping is stated")
     parser.add_argument("--include-last-step", action="store_true",
                         help="HTA overlap: keep the last ProfilerStep (HTA drops it by default, as does c3prof)")
-    parser.add_argument("--max-rows", type=int, default=30, help="scenarios shown in the table (default 30)")
-    parser.add_argument("--quiet", action="store_true", help="print only warnings and where files went")
+    parser.add_argument("--max-rows", type=int, default=30, metavar="N", help="scenarios shown in the table")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only warnings and where files went")
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -151,6 +159,85 @@ def run(args: argparse.Namespace) -> int:
     for p in written:
         console.print(f"wrote {p}", markup=False)
     return 0
+
+
+# ---- output safety (c3prof.outputs): inputs are never outputs; every output appears whole ----
+
+OUT_FILES = ("scenarios.toml", "ingest.json")
+FIGURE_PATTERNS = ("*.png", "*.pdf")
+
+
+def expand_traces(paths: list[str]) -> list[str]:
+    """Files as given; a directory stands for the *.json and *.json.gz files in it (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if Path(p).is_dir():
+            found = sorted(str(f) for f in Path(p).iterdir() if f.name.endswith((".json", ".json.gz")))
+            if not found:
+                raise C3profError(f"{p}: directory holds no *.json or *.json.gz profiler traces")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def _check_paths(args) -> tuple[list[str], dict]:
+    from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
+    from c3prof.outputs import Output, check_outputs
+
+    if not 1 <= args.max_rows <= 100_000:
+        raise C3profError(f"--max-rows must be between 1 and 100000, got {args.max_rows}")
+    traces = expand_traces(args.traces)
+    for t in traces:
+        check_input_file(t, "trace file", TRACE_MAX_BYTES)
+    outputs = {"--out": Output.directory("--out", args.out, OUT_FILES)}
+    if args.json and args.json != "-":
+        outputs["--json"] = Output.file("--json", args.json)
+    if args.figures:
+        outputs["--figures"] = Output.directory("--figures", args.figures, FIGURE_PATTERNS)
+    return traces, {o.flag: o for o in check_outputs(traces, outputs.values())}
+
+
+def _write_outputs(args, outputs: dict, result, scenarios, text: str) -> list[Path]:
+    """Write every output, outer directories before what is nested in them (``-o out --figures out/fig``)."""
+    from c3prof.outputs import in_write_order
+
+    if args.json == "-":
+        sys.stdout.write(text + "\n")
+    written: list[Path] = []
+    for out in in_write_order(outputs.values()):
+        written += _WRITERS[out.flag](args, out, result, scenarios, text)
+    return written
+
+
+def _write_out_dir(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.ingest.scenarios_out import write_scenarios
+    from c3prof.outputs import atomic_directory
+
+    with atomic_directory(out, "ingest output") as tmp:
+        if scenarios:
+            write_scenarios(scenarios, tmp / "scenarios.toml", [Path(t).name for t in args.traces])
+        (tmp / "ingest.json").write_text(text, encoding="utf-8")
+    return ([out.path / "scenarios.toml"] if scenarios else []) + [out.path / "ingest.json"]
+
+
+def _write_json(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.outputs import write_text_atomic
+
+    write_text_atomic(out.path, text, "ingest JSON")
+    return [out.path]
+
+
+def _write_figures(args, out, result, scenarios, text: str) -> list[Path]:
+    from c3prof.ingest.figures import write_figures
+    from c3prof.outputs import atomic_directory
+
+    with atomic_directory(out, "ingest figures") as tmp:
+        names = [p.name for p in write_figures(result.results, tmp)]
+    return [out.path / n for n in names]
+
+
+_WRITERS = {"--out": _write_out_dir, "--json": _write_json, "--figures": _write_figures}
 
 
 def _finite(obj):

@@ -1,6 +1,9 @@
 """``c3prof report``: analyze trace files; print tables, write JSON, CSV, figures and a Perfetto trace.
 
-    c3prof report TRACE [TRACE ...] [--json FILE|-] [--csv DIR] [--figures DIR] [--perfetto FILE]
+    c3prof report TRACE|DIR [...] [-o/--json PATH|-] [--csv DIR] [--figures DIR] [--perfetto PATH] [-q]
+
+Outputs never overwrite an input (c3prof.outputs); files are written atomically and the --csv and
+--figures directories as a whole set.
 
 Runs on any machine: nothing on this path imports torch, CUDA, cuda.bindings or c3prof._dma.
 Bad input (missing, truncated, corrupt or wrong-version trace; bad option values) raises
@@ -12,71 +15,92 @@ from __future__ import annotations
 import argparse
 import sys
 
-from c3prof.analysis.dataset import SPLIT_MODES, load
+from pathlib import Path
+
+from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
 from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
+from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order
+
+
+EXAMPLES = """examples:
+  c3prof report tests/data/h200_smoke.jsonl
+  c3prof report run.jsonl -o report.json --csv tables/ --figures figures/ -q
+  c3prof report rank0.jsonl rank1.jsonl --split-by trace --json - | jq .results
+  c3prof report captures/                       every *.jsonl in the directory
+"""
+
+# Bounds of the numeric options: past them an option means nothing useful, or exhausts memory
+# (the bootstrap holds resamples x repetitions numbers per statistic).
+MAX_RESAMPLES = 100_000
+MAX_PERFETTO_REPS = 100_000
+MAX_THRESHOLD = 1000.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLES
     parser.add_argument("traces", nargs="+", metavar="TRACE",
                         help="trace files (.jsonl) written by `c3prof capture`; a directory means its *.jsonl")
     out = parser.add_argument_group("outputs (the terminal report is always printed unless --quiet or --json -)")
-    out.add_argument("--json", metavar="FILE", help="write the report as JSON (docs/report.md); '-' for stdout")
+    out.add_argument("-o", "--json", "--out", dest="json", metavar="PATH",
+                     help="write the report as JSON (docs/report.md), the main output; '-' for stdout")
     out.add_argument("--csv", metavar="DIR", help="write results/strategies/falsification/... tables as CSV")
     out.add_argument("--figures", metavar="DIR", help="write figures as PNG and PDF")
-    out.add_argument("--perfetto", metavar="FILE", help="write a Chrome trace JSON for ui.perfetto.dev")
-    out.add_argument("--quiet", action="store_true", help="do not print the terminal report")
+    out.add_argument("--perfetto", metavar="PATH", help="write a Chrome trace JSON for ui.perfetto.dev")
+    out.add_argument("-q", "--quiet", action="store_true", help="do not print the terminal report")
     out.add_argument("--wide", action="store_true",
                      help="terminal report with every column (link, intervals of every ratio, drift, pairing); "
                           "about 230 columns instead of 100")
     out.add_argument("--strict", action="store_true",
                      help="exit with status 1 when the report has alerts (failed validation, DMA not on copy engines)")
     ana = parser.add_argument_group("analysis")
-    ana.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                     help="taxonomy: G-long if T_g > THRESHOLD*T_c, C-long if T_c > THRESHOLD*T_g (default %(default)s)")
-    ana.add_argument("--plateau-fraction", type=float, default=DEFAULT_PLATEAU_FRACTION,
+    ana.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="RATIO",
+                     help="taxonomy: G-long if T_g > RATIO*T_c, C-long if T_c > RATIO*T_g")
+    ana.add_argument("--plateau-fraction", type=float, default=DEFAULT_PLATEAU_FRACTION, metavar="SHARE",
                      help="comm taxonomy: bandwidth-bound from the first size reaching this share of the plateau "
-                          "bandwidth (default %(default)s)")
-    ana.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE,
-                     help="confidence level of the intervals (default %(default)s)")
-    ana.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                     help="bootstrap resamples (default %(default)s)")
-    ana.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default %(default)s)")
-    ana.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
-                     help="falsification: a GEMM slowdown below 1+TOLERANCE counts as none (default %(default)s)")
-    ana.add_argument("--min-overlap", type=float, default=DEFAULT_MIN_OVERLAP,
-                     help="falsification: 'holds' needs the transfer to overlap this share of the GEMM "
-                          "(default %(default)s; 0 disables)")
-    ana.add_argument("--min-gain", type=float, default=0.05,
-                     help="strategy means leave out scenarios whose ideal speedup is below 1+MIN_GAIN "
-                          "(default %(default)s)")
-    ana.add_argument("--split-by", choices=SPLIT_MODES, default="platform",
-                     help="how traces are grouped and pooled: by GPU name (default), by host, or per trace file")
+                          "bandwidth")
+    ana.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="LEVEL",
+                     help="confidence level of the intervals")
+    ana.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                     help=f"bootstrap resamples (100 to {MAX_RESAMPLES})")
+    ana.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N", help="bootstrap seed")
+    ana.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="SHARE",
+                     help="falsification: a GEMM slowdown below 1+SHARE counts as none")
+    ana.add_argument("--min-overlap", type=float, default=DEFAULT_MIN_OVERLAP, metavar="SHARE",
+                     help="falsification: 'holds' needs the transfer to overlap this share of the GEMM (0 disables)")
+    ana.add_argument("--min-gain", type=float, default=0.05, metavar="SHARE",
+                     help="strategy means leave out scenarios whose ideal speedup is below 1+SHARE")
+    ana.add_argument("--split-by", choices=SPLIT_MODES, default=None,
+                     help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
+                          "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
                      help="run id (scenario/strategy/variant) for the timeline figure (default: first DMA run)")
-    fig.add_argument("--perfetto-max-reps", type=int, default=50,
-                     help="repetitions per phase drawn in the Perfetto trace (default %(default)s)")
+    fig.add_argument("--perfetto-max-reps", type=int, default=50, metavar="N",
+                     help="repetitions per phase drawn in the Perfetto trace")
 
 
 def _settings(args):
     from c3prof.report.build import ReportSettings
 
     checks = [
-        (args.threshold >= 1.0, f"--threshold must be >= 1, got {args.threshold}"),
+        (1.0 <= args.threshold <= MAX_THRESHOLD, f"--threshold must be in [1, {MAX_THRESHOLD:g}], got {args.threshold}"),
         (0 < args.plateau_fraction <= 1, f"--plateau-fraction must be in (0, 1], got {args.plateau_fraction}"),
         (0 < args.confidence < 1, f"--confidence must be between 0 and 1, got {args.confidence}"),
-        (args.resamples >= 100, f"--resamples must be at least 100, got {args.resamples}"),
-        (args.tolerance >= 0, f"--tolerance must be >= 0, got {args.tolerance}"),
+        (100 <= args.resamples <= MAX_RESAMPLES,
+         f"--resamples must be between 100 and {MAX_RESAMPLES}, got {args.resamples}"),
+        (0 <= args.seed < 2**63, f"--seed must be in [0, 2^63), got {args.seed}"),
+        (0 <= args.tolerance <= 10, f"--tolerance must be in [0, 10], got {args.tolerance}"),
         (0 <= args.min_overlap <= 1, f"--min-overlap must be in [0, 1], got {args.min_overlap}"),
-        (args.min_gain >= 0, f"--min-gain must be >= 0, got {args.min_gain}"),
-        (args.perfetto_max_reps >= 1, f"--perfetto-max-reps must be >= 1, got {args.perfetto_max_reps}"),
+        (0 <= args.min_gain <= 100, f"--min-gain must be in [0, 100], got {args.min_gain}"),
+        (1 <= args.perfetto_max_reps <= MAX_PERFETTO_REPS,
+         f"--perfetto-max-reps must be between 1 and {MAX_PERFETTO_REPS}, got {args.perfetto_max_reps}"),
     ]
     for ok, msg in checks:
-        if not ok:
+        if not ok:  # NaN fails every comparison, so it lands here too
             raise C3profError(msg)
     return ReportSettings(threshold=args.threshold, plateau_fraction=args.plateau_fraction,
                           boot=BootstrapSettings(n_resamples=args.resamples, confidence=args.confidence,
@@ -85,32 +109,95 @@ def _settings(args):
                           min_ideal=1.0 + args.min_gain)
 
 
+def _outputs(args) -> list[Output]:
+    from c3prof.report.csv_out import FIELDS
+
+    outs = []
+    if args.json and args.json != "-":
+        outs.append(Output.file("--json", args.json))
+    if args.csv:
+        outs.append(Output.directory("--csv", args.csv, FIELDS))
+    if args.figures:
+        outs.append(Output.directory("--figures", args.figures, FIGURE_PATTERNS))
+    if args.perfetto:
+        outs.append(Output.file("--perfetto", args.perfetto))
+    return outs
+
+
+# Every file the figures writer makes (PNG and PDF per figure); a re-run replaces these.
+FIGURE_PATTERNS = ("*.png", "*.pdf")
+
+
+def _load(files, split_by: str | None):
+    """Group by platform unless asked otherwise; traces whose runs share an id but differ in
+    definition (several captures in one directory) cannot be pooled, so they are kept per trace."""
+    if split_by is not None:
+        return load(files, split_by=split_by)
+    try:
+        return load(files, split_by="platform")
+    except C3profError as exc:
+        if "cannot pool them" not in str(exc):
+            raise
+        dataset = load(files, split_by="trace")
+        dataset.notes.insert(0, f"runs differ between traces ({exc}); every trace is reported on its own "
+                                f"(as with --split-by trace)")
+        return dataset
+
+
+def _write_outputs(args, outputs: list[Output], report, dataset) -> list[str]:
+    """Write every output (outer directories before what is nested in them); returns what was written."""
+    written: list[str] = []
+    if args.json == "-":
+        from c3prof.report.json_out import write_json
+
+        write_json(report, "-")
+    for out in in_write_order(outputs):
+        written += _WRITERS[out.flag](args, out, report, dataset)
+    return written
+
+
+def _write_json(args, out, report, dataset) -> list[str]:
+    from c3prof.report.json_out import write_json
+
+    write_json(report, str(out.path))
+    return [str(out.path)]
+
+
+def _write_csv(args, out, report, dataset) -> list[str]:
+    from c3prof.report.csv_out import write_csv
+
+    with atomic_directory(out, "CSV tables") as tmp:
+        names = [p.name for p in write_csv(report, str(tmp))]
+    return [str(out.path / n) for n in names]
+
+
+def _write_figures(args, out, report, dataset) -> list[str]:
+    from c3prof.figures import write_figures  # matplotlib only when figures are asked for
+
+    with atomic_directory(out, "figures") as tmp:
+        names = [p.name for p in write_figures(report, dataset, str(tmp), args.timeline_run)]
+    return [str(out.path / n) for n in names]
+
+
+def _write_perfetto(args, out, report, dataset) -> list[str]:
+    from c3prof.report.perfetto import write_perfetto
+
+    write_perfetto(dataset, str(out.path), args.perfetto_max_reps)
+    return [str(out.path)]
+
+
+_WRITERS = {"--json": _write_json, "--csv": _write_csv, "--figures": _write_figures, "--perfetto": _write_perfetto}
+
+
 def run(args) -> int:
     from c3prof.report.build import build_report
 
     settings = _settings(args)
-    dataset = load(args.traces, split_by=args.split_by)
+    files = expand_paths(args.traces)
+    outputs = check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
+    dataset = _load(files, args.split_by)
     report = build_report(dataset, settings)
-    written = []
-    if args.json:
-        from c3prof.report.json_out import write_json
-
-        write_json(report, args.json)
-        if args.json != "-":
-            written.append(args.json)
-    if args.csv:
-        from c3prof.report.csv_out import write_csv
-
-        written += [str(p) for p in write_csv(report, args.csv)]
-    if args.figures:
-        from c3prof.figures import write_figures  # matplotlib only when figures are asked for
-
-        written += [str(p) for p in write_figures(report, dataset, args.figures, args.timeline_run)]
-    if args.perfetto:
-        from c3prof.report.perfetto import write_perfetto
-
-        write_perfetto(dataset, args.perfetto, args.perfetto_max_reps)
-        written.append(args.perfetto)
+    written = _write_outputs(args, outputs, report, dataset)
     to_stdout = args.json == "-"
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
-from c3prof.errors import C3profError
+from c3prof.outputs import write_text_atomic
 
 
 PRETTY_MAX_RESULTS = 2000
@@ -23,15 +22,8 @@ def dumps(report: dict) -> str:
 
 
 def write_atomic(path: str | Path, text: str, what: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise C3profError(f"{path}: cannot write {what}: {exc.strerror or exc}") from None
+    """Write via a temporary file and rename, so a reader never sees half a file (c3prof.outputs)."""
+    write_text_atomic(path, text, what)
 
 
 def write_json(report: dict, path: str) -> None:

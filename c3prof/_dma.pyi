@@ -3,7 +3,7 @@
 Pointers are plain ints. Every function raises CudaError when its CUDA call fails.
 """
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 class CudaError(RuntimeError):
     call: str

@@ -24,10 +24,10 @@ def parse_bytes(value, what="size") -> int:
         m = _SIZE.match(value)
         if not m or m.group(2).lower() not in _UNITS:
             raise C3profError(f"{what}: cannot read {value!r} as a byte size (e.g. 4096, '64KiB', '256MiB', '1GiB')")
-        n = float(m.group(1)) * _UNITS[m.group(2).lower()]
-        if not float(n).is_integer():
+        exact = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if not exact.is_integer():
             raise C3profError(f"{what}: {value!r} is not a whole number of bytes")
-        n = int(n)
+        n = int(exact)
     else:
         raise C3profError(f"{what}: expected a byte size, got {value!r}")
     if n <= 0:

@@ -40,16 +40,19 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "$c
   exit 0
 fi
 
-say "installing c3prof[$extras] into .venv and building its Cython extensions (first time: 1-3 minutes)..."
+log=.venv/c3prof-install.log
+say "installing c3prof[$extras] into .venv and building its Cython extensions (first time: 1-3 minutes; log: $log)..."
 # Short network timeouts: on a node without a registry this fails fast instead of hanging.
-if ! .venv/bin/python -m pip install -q --timeout 20 --retries 1 -e ".[$extras]"; then
-  say "the normal install failed (no package registry reachable?);"
+if ! .venv/bin/python -m pip install --timeout 20 --retries 1 -e ".[$extras]" >"$log" 2>&1; then
+  say "the normal install failed (no package registry reachable?): last lines of $log:"
+  tail -n 5 "$log" >&2
   say "building against the packages already installed: pip install --no-build-isolation --no-deps -e ."
-  .venv/bin/python -m pip install -q --no-build-isolation --no-deps --no-index -e . || {
+  if ! .venv/bin/python -m pip install --no-build-isolation --no-deps --no-index -e . >"$log" 2>&1; then
+    tail -n 15 "$log" >&2
     say "that failed too: install numpy, scipy, matplotlib, rich, pytest, hypothesis, setuptools>=77,"
     say "Cython>=3.1 and cuda-bindings/nvidia-cuda-runtime/nvidia-cuda-crt 13.0 first (pyproject.toml lists them)"
     exit 1
-  }
+  fi
 fi
 .venv/bin/python -c "$checks" || { say "c3prof does not import after the install"; exit 1; }
 echo "$want" > "$stamp"

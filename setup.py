@@ -1,8 +1,8 @@
-"""Build c3prof's Cython extension against the CUDA runtime headers.
+"""Build c3prof's Cython extensions; the CUDA one against the CUDA runtime headers.
 
-The extension cimports ``cuda.bindings.cyruntime``: calls go through cuda-bindings, which loads
-the CUDA runtime at run time, so nothing links against libcudart and the module imports on a
-machine without a GPU or driver. Only the headers are needed to compile. They are looked up in
+The CUDA runtime extensions (c3prof/backends/cuda/runtime/*.pyx) cimport ``cuda.bindings.cyruntime``:
+calls go through cuda-bindings, which loads the CUDA runtime at run time, so nothing links against
+libcudart and the module imports on a machine without a GPU or driver. Only the headers are needed to compile. They are looked up in
 this order (the first directory that holds ``cuda_runtime_api.h`` wins):
 
 1. ``C3PROF_CUDA_INCLUDE`` (an explicit override),
@@ -18,6 +18,8 @@ import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
+
+CUDA_RUNTIME_MODULES = ("errors", "device", "streams", "memory", "copies", "ipc")
 
 
 def _wheel_include_dirs():
@@ -53,14 +55,18 @@ def extensions():
 
     include = cuda_include_dir()
     print(f"c3prof build: CUDA headers from {include}")
-    ext = Extension(
-        "c3prof._dma",
-        sources=["c3prof/_dma.pyx"],
-        include_dirs=[include],
-        # cuda-bindings' generated declarations need C++ (<type_traits>) from 13.x on.
-        language="c++",
-        extra_compile_args=["-O2"],
-    )
+    # The CUDA runtime package: one thin module per concept (c3prof/backends/cuda/runtime/__init__.py).
+    cuda_modules = [
+        Extension(
+            f"c3prof.backends.cuda.runtime.{name}",
+            sources=[f"c3prof/backends/cuda/runtime/{name}.pyx"],
+            include_dirs=[include],
+            # cuda-bindings' generated declarations need C++ (<type_traits>) from 13.x on.
+            language="c++",
+            extra_compile_args=["-O2"],
+        )
+        for name in CUDA_RUNTIME_MODULES
+    ]
     # The Kineto trace scanner of `c3prof ingest`: plain C++ (vectors), no CUDA headers.
     kineto = Extension(
         "c3prof.ingest._kineto",
@@ -68,7 +74,7 @@ def extensions():
         language="c++",
         extra_compile_args=["-O3"],
     )
-    return cythonize([ext, kineto], language_level=3, compiler_directives={"embedsignature": True})
+    return cythonize([*cuda_modules, kineto], language_level=3, compiler_directives={"embedsignature": True})
 
 
 setup(ext_modules=extensions())

@@ -120,9 +120,9 @@ class Env:
         import torch
         import torch.distributed as dist
 
-        from c3prof import _dma
+        from c3prof.backends.cuda import runtime as rt
 
-        self.torch, self.dist, self._dma = torch, dist, _dma
+        self.torch, self.dist, self.rt = torch, dist, rt
         n = torch.cuda.device_count()
         if n == 0:
             sys.exit("bench_collectives: no GPU visible")
@@ -131,7 +131,7 @@ class Env:
             sys.exit(f"bench_collectives: {local_world} ranks on this node but {n} GPU(s) visible")
         self.device = 0 if (args.isolate_devices or args.share_gpu) else self.local_rank
         torch.cuda.set_device(self.device)
-        _dma.set_device(self.device)
+        rt.set_device(self.device)
         timeout = timedelta(seconds=args.timeout)
         if "MASTER_ADDR" not in os.environ:
             os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000), RANK="0",
@@ -141,13 +141,13 @@ class Env:
             dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", self.device))
         else:
             dist.init_process_group("gloo", timeout=timeout)
-        from c3prof.capture.distributed import Control
+        from c3prof.capture.agreement import Control
 
         self.ctrl = Control(dist, dist.new_group(backend="gloo", timeout=timeout),
                             dist.distributed_c10d._get_default_store(), self.rank, self.world, args.timeout)
         self.groups = None
         if self.nccl:
-            from c3prof.collectives.nccl import NcclGroups
+            from c3prof.backends.cuda.nccl import NcclGroups
 
             self.groups = NcclGroups(torch, self.device, timeout)
         from c3prof.backends.cuda.streams import make_stream
@@ -181,16 +181,16 @@ def configs(args, env):
 
 
 def make(env, args, impl, opts, op, nbytes, placement=IN_PLACE):
-    from c3prof.collectives.layout import Layout
+    from c3prof.plan.layout import Layout
 
     layout = Layout(op, nbytes, env.world, env.rank, inplace=placement == IN_PLACE)
     if impl in ("dma_push", "dma_pull"):
-        from c3prof.collectives.dma import DmaCollective
+        from c3prof.backends.cuda.dma_collective import DmaCollective
 
         coll = DmaCollective(env.torch, env.ctrl, layout, env.device, impl.split("_")[1], api=opts["api"],
                              chunks=opts["chunks"], streams=opts["streams"], seed=args.seed, flag_write=args.flag_write)
     else:
-        from c3prof.collectives.nccl import NcclCollective
+        from c3prof.backends.cuda.nccl import NcclCollective
 
         ce = impl == "nccl_ce"
         g = env.groups.get(max_ctas=opts.get("max_ctas"), ce=ce)
@@ -203,14 +203,14 @@ def make(env, args, impl, opts, op, nbytes, placement=IN_PLACE):
 def time_us(env, coll, args) -> float:
     """nccl-tests style: iters launches between two events, median of runs, this rank's time per launch."""
     torch, s = env.torch, env.stream
-    _dma = env._dma
+    rt = env.rt
     for i in range(args.warmup):
         coll.launch(s, i)
     s.dma.synchronize()
     runs = []
     for _ in range(args.runs):
         env.ctrl.barrier()
-        start, end = _dma.Event(), _dma.Event()
+        start, end = rt.Event(), rt.Event()
         with torch.cuda.stream(s.torch):
             torch.cuda._sleep(int(2e6))   # ~1 ms: the host enqueues all iterations before they start
         start.record(s.dma)
@@ -234,7 +234,7 @@ def validate(env, coll, corrupt=False) -> int:
 def measure(env, args, config, op, nbytes, placement, diagnostics):
     """One size in one placement: time it, validate it (-c 1), and return its table row (None if
     the implementation cannot be set up here: noted in diagnostics)."""
-    from c3prof.collectives.busbw import make_row
+    from c3prof.analysis.busbw import make_row
 
     name, impl, opts = config
     try:
@@ -362,15 +362,15 @@ def write_json(path, rows, targets, meta):
 def main(argv=None):
     args = parse_args(argv)
     env = Env(args)
-    from c3prof.collectives.busbw import speedup_summary
-    from c3prof.collectives.nccl import ce_support
+    from c3prof.analysis.busbw import speedup_summary
+    from c3prof.backends.cuda.nccl import ce_support
 
-    _dma = env._dma
+    rt = env.rt
     meta = {"world_size": env.world, "torch": env.torch.__version__, "ce_support": ce_support(env.torch),
             "gpu": env.torch.cuda.get_device_name(env.device), "args": vars(args),
-            "driver": _dma.driver_version(), "runtime": _dma.runtime_version(),
+            "driver": rt.driver_version(), "runtime": rt.runtime_version(),
             "visible_gpus": env.torch.cuda.device_count(),
-            "peer_matrix": [[i == j or _dma.can_access_peer(i, j) for j in range(env.torch.cuda.device_count())]
+            "peer_matrix": [[i == j or rt.can_access_peer(i, j) for j in range(env.torch.cuda.device_count())]
                             for i in range(env.torch.cuda.device_count())]}
     env.log(f"# bench_collectives: {env.world} rank(s), {meta['gpu']}, torch {meta['torch']}, NCCL "
             f"{meta['ce_support'].get('nccl')}, CE support {meta['ce_support']}")

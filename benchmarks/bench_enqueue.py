@@ -1,4 +1,4 @@
-"""Host cost of enqueueing one copy: c3prof._dma vs cuda-bindings' Python layer vs torch.
+"""Host cost of enqueueing one copy: c3prof's runtime extension vs cuda-bindings' Python layer vs torch.
 
 Each path enqueues the same 4 KiB pinned-host -> device copy on one stream. Copies are enqueued
 in rounds of 256 and the stream is drained between rounds (untimed), so the queue never fills
@@ -37,21 +37,21 @@ def main():
     import torch
     from cuda.bindings import runtime as cudart
 
-    from c3prof import _dma
+    from c3prof.backends.cuda import runtime as rt
 
-    stream = _dma.Stream()
-    host = _dma.HostBuffer(NBYTES * ROUND)
+    stream = rt.Stream()
+    host = rt.HostBuffer(NBYTES * ROUND)
     dev = torch.empty(NBYTES * ROUND, dtype=torch.uint8, device="cuda")
     d0, h0 = dev.data_ptr(), host.ptr
     drain = stream.synchronize
 
     def dma_memcpy():
         for i in range(ROUND):
-            _dma.memcpy_async(d0 + i * NBYTES, h0 + i * NBYTES, NBYTES, stream)
+            rt.memcpy_async(d0 + i * NBYTES, h0 + i * NBYTES, NBYTES, stream)
 
-    batch = _dma.CopyBatch([d0 + i * NBYTES for i in range(ROUND)], [h0 + i * NBYTES for i in range(ROUND)],
+    batch = rt.CopyBatch([d0 + i * NBYTES for i in range(ROUND)], [h0 + i * NBYTES for i in range(ROUND)],
                            [NBYTES] * ROUND, mode="memcpy")
-    batched = _dma.CopyBatch([d0 + i * NBYTES for i in range(ROUND)], [h0 + i * NBYTES for i in range(ROUND)],
+    batched = rt.CopyBatch([d0 + i * NBYTES for i in range(ROUND)], [h0 + i * NBYTES for i in range(ROUND)],
                              [NBYTES] * ROUND, mode="batch")
     kind = cudart.cudaMemcpyKind.cudaMemcpyDefault
     cu_stream = cudart.cudaStream_t(stream.handle)
@@ -75,9 +75,9 @@ def main():
                 dst_views[i].copy_(src_views[i], non_blocking=True)
 
     results = {
-        "c3prof._dma.memcpy_async (one Python call per copy)": per_copy_us(dma_memcpy, drain),
-        "c3prof._dma.CopyBatch memcpy mode (per copy)": per_copy_us(lambda: batch.enqueue(stream), drain),
-        "c3prof._dma.CopyBatch cudaMemcpyBatchAsync (per copy)": per_copy_us(lambda: batched.enqueue(stream), drain),
+        "c3prof runtime.memcpy_async (one Python call per copy)": per_copy_us(dma_memcpy, drain),
+        "c3prof runtime.CopyBatch memcpy mode (per copy)": per_copy_us(lambda: batch.enqueue(stream), drain),
+        "c3prof runtime.CopyBatch cudaMemcpyBatchAsync (per copy)": per_copy_us(lambda: batched.enqueue(stream), drain),
         "cuda.bindings.runtime.cudaMemcpyAsync (Python layer)": per_copy_us(bindings_python, drain),
         "torch Tensor.copy_(non_blocking=True)": per_copy_us(torch_copy, drain),
     }

@@ -28,14 +28,14 @@ def main():
     import torch
     import triton.testing
 
-    from c3prof import _dma
+    from c3prof.backends.cuda import runtime as rt
     from c3prof.backends.cuda.gemm import TorchGemm, input_sets
     from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
     from c3prof.capture.phases import PhaseTimer
     from c3prof.capture.stopping import StoppingRule
     from c3prof.scenarios import GemmSpec
 
-    l2 = _dma.device_properties(0)["l2_bytes"]
+    l2 = rt.device_properties(0)["l2_bytes"]
     stream = make_stream(torch)
     burst = StoppingRule(min_reps=30, max_reps=100, max_noise=0.005)
     sustained = StoppingRule(min_reps=300, max_reps=300, max_noise=0.005, timeout_s=60)

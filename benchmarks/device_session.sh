@@ -2,7 +2,7 @@
 # One device-machine session: build c3prof in place against the image's packages, then run the
 # steps named on the command line, logging everything under $OUT (or ./out/device when unset).
 #
-#   bash benchmarks/device_session.sh build gputests bench capture-smoke capture-taxonomy
+#   bash benchmarks/device_session.sh build gputests bench capture-smoke capture-default report-default
 #
 # The device image has torch, triton, cuda-bindings, Cython and pytest but reaches no package
 # registry, so the extension is built with the image's setuptools (no build isolation).
@@ -14,14 +14,15 @@ for s in "$@"; do
     build) step build python3 setup.py build_ext --inplace || exit 1 ;;
     info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
     gpucounters) step gpucounters python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_counters.py ;;
-    gputests) step gputests python3 -m pytest -q -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_capture.py tests/test_gpu_counters.py ;;
+    gputests) step gputests python3 -m pytest -q -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_transports.py tests/test_gpu_capture.py tests/test_gpu_counters.py ;;
+    gputransports) step gputransports python3 -m pytest -q -p no:cacheprovider tests/test_gpu_transports.py ;;
+    capture-default|capture-default2) step "$s" /usr/bin/time -v python3 -m c3prof capture --suite default --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;
+    report-default|report-default2) step "$s" python3 -m c3prof report "$OUT/h200_${s#report-}.jsonl" --figures "$OUT/figures_${s#report-}" --json "$OUT/report_${s#report-}.json" ;;
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;
     capture-smoke) step capture_smoke python3 -m c3prof capture --suite smoke --strategies base,sp,rp,dma --out "$OUT/h200_smoke.jsonl" ;;
-    capture-taxonomy) step capture_taxonomy /usr/bin/time -v python3 -m c3prof capture --suite taxonomy --counters gpm --out "$OUT/h200_taxonomy.jsonl" ;;
-    capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite taxonomy --only cb8k-x-256M,cb8k-x-1G,mb64-x-256M,mb64-x-1G --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
+    capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite default --only cb8k-h2d-64M,mb64-h2d-8M --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
-    capture-variants) step capture_variants python3 -m c3prof capture --suite smoke --strategies base,dma --sm-transport memcpy_d2d --dma-transport ce_d2h --out "$OUT/h200_smoke_d2d_d2h.jsonl" ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac

@@ -16,7 +16,7 @@ import argparse
 import re
 import statistics
 
-from c3prof.collectives.busbw import TYPE_BYTES, BandwidthRow, size_sweep
+from c3prof.analysis.busbw import TYPE_BYTES, BandwidthRow, size_sweep
 from c3prof.errors import C3profError
 from c3prof.units import parse_bytes
 

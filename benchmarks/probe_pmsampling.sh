@@ -7,11 +7,12 @@ OUT=${OUT:-out/device}
 mkdir -p "$OUT"
 python3 - "$OUT/pm_plan.json" <<'PY'
 import json, sys
-from c3prof.capture.strategies import PlanOptions, plan_runs
+from c3prof.plan.model import PlanOptions
+from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 plans = plan_runs([s for s in load_suite("taxonomy") if s.name == "mb64-x-256M"], ("base", "dma"),
                   PlanOptions(sm_count=132))
-json.dump({"device": 0, "seed": 0, "reps": 3, "items": [
+json.dump({"backend": "cuda", "device": 0, "seed": 0, "reps": 3, "items": [
     {"scenario": p.scenario.to_dict(), "variant": p.variant.params(), "phases": ["concurrent"]} for p in plans]},
     open(sys.argv[1], "w"))
 PY

@@ -17,3 +17,8 @@ class TraceError(C3profError):
 
 class NoGPUError(C3profError):
     """No usable GPU (no driver, no device, too few devices)."""
+
+
+class PeerFailed(RuntimeError):
+    """Another rank of a multi-GPU capture failed (its message is in the abort key) or stopped
+    answering. Not a C3profError: the rank that sees it did nothing wrong and exits with status 1."""

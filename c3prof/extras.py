@@ -1,7 +1,7 @@
 """Optional dependency groups ("extras") and the one-line error when one is missing.
 
 ``report`` and ``ingest`` need only the base dependencies. ``capture`` also needs torch, NVML and
-cuda-bindings (c3prof._dma calls the CUDA runtime through it), installed by the ``capture`` extra:
+cuda-bindings (c3prof.backends.cuda.runtime calls the CUDA runtime through it), installed by the ``capture`` extra:
 ``pip install 'c3prof[capture]'``. A capture started without them fails at its first GPU import;
 the CLI turns that ModuleNotFoundError into one line naming the extra instead of a traceback.
 """

@@ -12,6 +12,12 @@ scheduled) are chosen at capture time, not here. Scenarios come from built-in su
 
 Byte sizes follow nccl-tests: ``transfer`` moves ``bytes`` once; for ``all_gather`` ``bytes`` is the
 gathered (output) buffer; for ``all_to_all`` and ``all_reduce`` the per-rank buffer.
+
+A ``transfer`` names the **link** its bytes cross (``LINKS``; default ``pcie_h2d``) and may split them
+into copies of ``chunk`` bytes (KV-cache blocks, offloaded layers): strategies choose only the
+carrier (SM copy kernel or copy engine) of those same bytes over that same link.
+
+    comm = { op = "transfer", link = "pcie_d2h", bytes = "64MiB", chunk = "2MiB" }
 """
 
 from __future__ import annotations
@@ -27,6 +33,14 @@ from c3prof.units import format_bytes, parse_bytes
 # Element size in bytes of the GEMM dtypes c3prof runs.
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 COMM_OPS = ("transfer", "all_gather", "all_to_all", "all_reduce")
+# Links a single-GPU transfer can cross. pcie_bidir moves ``bytes`` in each direction at once.
+LINKS = {
+    "pcie_h2d": "pinned host memory -> device, over PCIe",
+    "pcie_d2h": "device -> pinned host memory, over PCIe",
+    "pcie_bidir": "both directions at once over PCIe (bytes each way)",
+    "hbm": "device memory -> device memory on the same GPU",
+}
+DEFAULT_LINK = "pcie_h2d"
 SCENARIO_FORMAT = 1
 
 
@@ -63,17 +77,35 @@ class GemmSpec:
 
 @dataclass(frozen=True)
 class CommSpec:
-    """The communication beside the GEMM: a transfer or a collective of ``bytes`` (nccl-tests' size)."""
+    """The communication beside the GEMM: a transfer or a collective of ``bytes`` (nccl-tests' size).
+
+    A transfer crosses ``link`` and moves its bytes in copies of ``chunk`` bytes (``chunk == bytes``:
+    one copy). Collectives have no link or chunk (their peers and algorithm decide).
+    """
 
     op: str
     bytes: int
+    link: str | None = None
+    chunk: int | None = None
+
+    @property
+    def chunks(self) -> int:
+        return 1 if not self.chunk else self.bytes // self.chunk
 
     @property
     def label(self) -> str:
-        return f"{self.op} {format_bytes(self.bytes)}"
+        text = f"{self.op} {format_bytes(self.bytes)}"
+        if self.link:
+            text += f" {self.link}"
+        if self.chunks > 1:
+            text += f" ({self.chunks}x{format_bytes(self.chunk)})"
+        return text
 
     def to_dict(self) -> dict:
-        return {"op": self.op, "bytes": self.bytes}
+        d: dict = {"op": self.op, "bytes": self.bytes}
+        if self.link:
+            d.update(link=self.link, chunk=self.chunk or self.bytes)
+        return d
 
 
 @dataclass(frozen=True)
@@ -145,7 +177,7 @@ def _parse_gemm(d, where: str) -> GemmSpec:
 
 def _parse_comm(d, where: str) -> CommSpec:
     d = _table(d, where)
-    _no_unknown(d, {"op", "bytes"}, where)
+    _no_unknown(d, {"op", "bytes", "link", "chunk"}, where)
     op = d.get("op", "transfer")
     if op not in COMM_OPS:
         raise ScenarioError(f"{where}.op: unknown operation {op!r} (known: {', '.join(COMM_OPS)})")
@@ -153,9 +185,22 @@ def _parse_comm(d, where: str) -> CommSpec:
         raise ScenarioError(f"{where}: missing 'bytes'")
     try:
         nbytes = parse_bytes(d["bytes"], f"{where}.bytes")
+        chunk = parse_bytes(d["chunk"], f"{where}.chunk") if "chunk" in d else None
     except C3profError as exc:
         raise ScenarioError(str(exc)) from None
-    return CommSpec(op=op, bytes=nbytes)
+    if op != "transfer":
+        if "link" in d or "chunk" in d:
+            raise ScenarioError(f"{where}: 'link' and 'chunk' apply to op = \"transfer\" only")
+        return CommSpec(op=op, bytes=nbytes)
+    link = d.get("link", DEFAULT_LINK)
+    if link not in LINKS:
+        raise ScenarioError(f"{where}.link: unknown link {link!r} (known: {', '.join(LINKS)})")
+    chunk = chunk or nbytes
+    if chunk > nbytes or nbytes % chunk:
+        raise ScenarioError(f"{where}.chunk: {format_bytes(chunk)} must divide bytes ({format_bytes(nbytes)})")
+    if chunk % 16:
+        raise ScenarioError(f"{where}.chunk: {chunk} bytes is not a multiple of 16 (copy kernels move 16-byte words)")
+    return CommSpec(op=op, bytes=nbytes, link=link, chunk=chunk)
 
 
 def _parse_scenario(d, where: str, source: str) -> Scenario:
@@ -249,7 +294,7 @@ def dump_scenarios(scenarios: list[Scenario], description: str = "") -> str:
             "[[scenario]]",
             f"name = {_toml_str(s.name)}",
             f'gemm = {{ m = {g.m}, n = {g.n}, k = {g.k}, dtype = "{g.dtype}" }}',
-            f'comm = {{ op = "{c.op}", bytes = "{format_bytes(c.bytes)}" }}',
+            _comm_toml(c),
             "tags = [" + ", ".join(_toml_str(t) for t in s.tags) + "]",
         ]
         if s.description:
@@ -257,6 +302,16 @@ def dump_scenarios(scenarios: list[Scenario], description: str = "") -> str:
         if s.weight != 1.0:
             lines.append(f"weight = {s.weight!r}")
     return "\n".join(lines) + "\n"
+
+
+def _comm_toml(c: CommSpec) -> str:
+    fields = [f'op = "{c.op}"']
+    if c.link:
+        fields.append(f'link = "{c.link}"')
+    fields.append(f'bytes = "{format_bytes(c.bytes)}"')
+    if c.chunks > 1:
+        fields.append(f'chunk = "{format_bytes(c.chunk)}"')
+    return "comm = { " + ", ".join(fields) + " }"
 
 
 def _toml_str(s: str) -> str:

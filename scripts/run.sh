@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: capture the taxonomy suite on the GPU (all single-GPU strategies), then analyze it
+# The main job: capture the default suite on the GPU (all single-GPU strategies), then analyze it
 # (tables, JSON, figures). Output in out/. The GPU is checked first, before anything is installed:
 # without a usable GPU it says so at once and points to `c3prof report` on the bundled H200 trace.
 set -uo pipefail
@@ -19,8 +19,8 @@ say "found: ${gpus%%$'\n'*}"
 say "setting up .venv with the capture dependencies (torch, NVML, cuda-bindings)..."
 bash scripts/setup.sh capture || exit 1
 mkdir -p out
-trace=out/taxonomy-$(date +%Y%m%d-%H%M%S).jsonl
-say "capturing the taxonomy suite into $trace (progress below; Ctrl-C keeps what was measured)"
-.venv/bin/c3prof capture --suite taxonomy --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
+trace=out/default-$(date +%Y%m%d-%H%M%S).jsonl
+say "capturing the default suite into $trace (progress below; Ctrl-C keeps what was measured)"
+.venv/bin/c3prof capture --suite default --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
 say "analyzing $trace: tables below, figures in out/figures, JSON in out/report.json"
 .venv/bin/c3prof report "$trace" --figures out/figures --json out/report.json

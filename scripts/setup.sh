@@ -21,7 +21,7 @@ extras=dev
 checks="import c3prof.ingest._kineto"
 if [ "${1:-}" = capture ]; then
   extras=capture,dev
-  checks="$checks, c3prof._dma"
+  checks="$checks, c3prof.backends.cuda.runtime"
 fi
 
 build_inputs_hash() {

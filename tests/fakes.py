@@ -85,12 +85,13 @@ class FakeOOM(Exception):
 
 @dataclass
 class FakeBench:
-    """Implements the CudaBench methods the runner calls, with fixed simulated durations."""
+    """Implements the Bench methods the runner calls (c3prof/backends/base.py), with fixed simulated durations."""
 
     gemm_ms: float = 2.0
     comm_ms: float = 1.0
     fail_variant: str | None = None         # variant name whose setup raises FakeOOM
-    interrupt_after_runs: int | None = None
+    interrupt_after_scenarios: int | None = None   # Ctrl-C while opening the scenario after this many
+    evidence_carrier: str = "unknown"       # what engine_evidence reports for every transport
     runs_started: int = 0
     phases_measured: list = field(default_factory=list)
     opened: list = field(default_factory=list)
@@ -106,7 +107,7 @@ class FakeBench:
                 "copy_bytes_per_s": {"d2d": {"value": 4e12}}}
 
     def engine_evidence_record(self, transport):
-        return {"record": "engine_evidence", "transport": transport, "carrier": "unknown", "method": "fake"}
+        return {"record": "engine_evidence", "transport": transport, "carrier": self.evidence_carrier, "method": "fake"}
 
     def open_scenario(self, scenario):
         bench = self
@@ -115,6 +116,8 @@ class FakeBench:
             def close(self):
                 pass
 
+        if self.interrupt_after_scenarios is not None and len(bench.opened) >= self.interrupt_after_scenarios:
+            raise KeyboardInterrupt
         bench.opened.append(scenario.name)
         return Setup()
 
@@ -126,13 +129,15 @@ class FakeBench:
         bench = self
         transport = FakeTransport(self.comm_ms)
 
+        bench.runs_started += 1
+        seen: set[str] = set()
+
         class CountingTimer(PhaseTimer):
-            def measure_interleaved(self, phases, rule, before=None, after=None):
-                if bench.interrupt_after_runs is not None and bench.runs_started >= bench.interrupt_after_runs:
-                    raise KeyboardInterrupt
-                bench.runs_started += 1
-                bench.phases_measured.extend(phases)
-                return super().measure_interleaved(phases, rule, before, after)
+            def run_batch(self, phase, reps):
+                if phase not in seen:   # each phase of each run counted once
+                    seen.add(phase)
+                    bench.phases_measured.append(phase)
+                return super().run_batch(phase, reps)
 
         clock = FakeClock()
         timer = CountingTimer(FakeWork(self.gemm_ms), transport, FakeStream("g", clock), FakeStream("c", clock),

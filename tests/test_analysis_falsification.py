@@ -2,41 +2,63 @@
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from report_helpers import SYNTHETIC, med
 
 from c3prof.analysis.dataset import load
-from c3prof.analysis.falsification import PREMISE, FalsificationSettings, carrier_alerts, verdict
+from c3prof.analysis.falsification import (PREMISE, FalsificationSettings, carrier_alerts, paired_difference,
+                                           verdict)
 from c3prof.analysis.speedup import Estimate
 from c3prof.analysis.stats import CI, no_ci
 from c3prof.report.build import ReportSettings, build_report
 
 
-def arm(value, low, high, overlap=1.0):
+def arm(value, low, high, overlap=1.0, reps=None, paired=True):
     ci = CI(low, high) if low is not None else no_ci("test: no interval")
-    return SimpleNamespace(gemm_slowdown=Estimate(value, ci), overlap=Estimate(overlap, no_ci("n/a")))
+    return SimpleNamespace(gemm_slowdown=Estimate(value, ci, reps), overlap=Estimate(overlap, no_ci("n/a")),
+                           paired=paired)
+
+
+def diff(value, low, high):
+    return Estimate(value, CI(low, high) if low is not None else no_ci("test: no interval"))
 
 
 S = FalsificationSettings()
 
 
-@pytest.mark.parametrize("dma, sm, expected", [
-    (arm(1.05, 1.03, 1.07), None, "refuted"),                       # needs no control
-    (arm(1.00, 0.99, 1.01), arm(1.25, 1.2, 1.3), "holds"),
-    (arm(1.00, 0.99, 1.01), arm(1.01, 1.00, 1.02), "inconclusive"),  # control not slower: blind test
-    (arm(1.00, 0.99, 1.01, overlap=0.2), arm(1.25, 1.2, 1.3), "inconclusive"),  # barely overlapped
-    (arm(1.02, 1.01, 1.03), arm(1.25, 1.2, 1.3), "inconclusive"),   # CI straddles 1.02
-    (arm(1.00, 0.99, 1.01), None, "not enough data"),               # no positive control
-    (arm(1.00, None, None), arm(1.25, 1.2, 1.3), "not enough data"),
-    (None, arm(1.25, 1.2, 1.3), "not enough data"),
+@pytest.mark.parametrize("dma, sm, d, expected", [
+    (arm(1.05, 1.03, 1.07), None, None, "refuted"),                              # needs no control
+    (arm(1.00, 0.99, 1.01), arm(1.25, 1.2, 1.3), diff(-0.25, -0.3, -0.2), "holds"),
+    (arm(1.00, 0.99, 1.01), arm(1.01, 1.00, 1.02), diff(-0.01, -0.02, 0.005), "inconclusive"),  # blind test
+    (arm(1.00, 0.99, 1.01, overlap=0.2), arm(1.25, 1.2, 1.3), diff(-0.25, -0.3, -0.2), "inconclusive"),
+    (arm(1.02, 1.01, 1.03), arm(1.25, 1.2, 1.3), diff(-0.23, -0.3, -0.2), "inconclusive"),  # straddles 1.02
+    (arm(1.00, 0.99, 1.01), None, None, "not enough data"),                      # no same-link control
+    (arm(1.00, 0.99, 1.01), arm(1.25, 1.2, 1.3), diff(-0.25, None, None), "not enough data"),
+    (arm(1.00, None, None), arm(1.25, 1.2, 1.3), diff(-0.25, -0.3, -0.2), "not enough data"),
+    (None, arm(1.25, 1.2, 1.3), None, "not enough data"),
 ])
-def test_verdict_rule(dma, sm, expected):
-    assert verdict(dma, sm, S)[0] == expected
+def test_verdict_rule(dma, sm, d, expected):
+    assert verdict(dma, sm, S, d)[0] == expected
 
 
 def test_overlap_requirement_can_be_disabled():
     low_overlap = arm(1.00, 0.99, 1.01, overlap=0.2)
-    assert verdict(low_overlap, arm(1.25, 1.2, 1.3), FalsificationSettings(min_overlap=0.0))[0] == "holds"
+    d = diff(-0.25, -0.3, -0.2)
+    assert verdict(low_overlap, arm(1.25, 1.2, 1.3), FalsificationSettings(min_overlap=0.0), d)[0] == "holds"
+
+
+def test_paired_difference_uses_one_interval_of_the_difference():
+    """Two arms whose separate intervals overlap can still differ clearly when paired by round."""
+    rng = np.random.default_rng(0)
+    shared = rng.normal(0, 0.02, 2000)            # round-to-round drift that moves both arms
+    a = arm(1.00, 0.96, 1.04, reps=(1.00 + shared + rng.normal(0, 0.001, 2000)).astype(np.float32))
+    b = arm(1.01, 0.97, 1.05, reps=(1.01 + shared + rng.normal(0, 0.001, 2000)).astype(np.float32))
+    d = paired_difference(a, b, 0.95)
+    assert d.value == pytest.approx(-0.01)
+    assert d.ci.high < 0 < d.ci.high + 0.02 and d.ci.high - d.ci.low < 0.01
+    unpaired = paired_difference(arm(1.0, 0.9, 1.1, reps=a.gemm_slowdown.replicates, paired=False), b, 0.95)
+    assert "independently" in unpaired.ci.reason
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from benchmarks.nccl_tests_format import (  # noqa: E402
     format_time,
     sweep_sizes,
 )
-from c3prof.collectives.busbw import make_row  # noqa: E402
+from c3prof.analysis.busbw import make_row  # noqa: E402
 
 
 def test_nccl_tests_flags():

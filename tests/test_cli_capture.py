@@ -29,6 +29,8 @@ def assert_one_line_error(proc, *fragments):
     (["--reps", "0"], ["min_reps"]),
     (["--only", "ghost"], ["no scenario named 'ghost'"]),
     (["--scenarios", "/nonexistent.toml"], ["cannot read scenario file"]),
+    (["--backend", "hip"], ["unknown backend 'hip'", "available: cuda"]),
+    (["--backend", "hip", "--gpus", "2"], ["unknown backend 'hip'"]),
 ])
 def test_bad_arguments(tmp_path, args, fragments):
     assert_one_line_error(c3prof("capture", *args, "--out", str(tmp_path / "t.jsonl")), *fragments)
@@ -78,7 +80,7 @@ def _installed(module: str) -> bool:
 
 def test_suites_listing():
     proc = c3prof("suites")
-    assert proc.returncode == 0 and "taxonomy" in proc.stdout and "smoke" in proc.stdout
+    assert proc.returncode == 0 and "default" in proc.stdout and "smoke" in proc.stdout
     proc = c3prof("suites", "smoke")
     assert "smoke-cb2k-x-4M" in proc.stdout
 

@@ -6,12 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from c3prof.capture.strategies import PlanOptions, plan_runs
-from c3prof.collectives.busbw import (algbw_gbs, busbw_factor, busbw_gbs, format_table, make_row, size_sweep,
+from c3prof.analysis.busbw import (algbw_gbs, busbw_factor, busbw_gbs, format_table, make_row, size_sweep,
                                       speedup_summary)
-from c3prof.collectives.layout import Layout, expected_bytes, pattern_bytes, simulate, split_copy
-from c3prof.collectives.variants import collective_variants, parse_dma_collectives
 from c3prof.errors import C3profError
+from c3prof.plan.collectives import collective_variants, parse_dma_collectives
+from c3prof.plan.layout import Layout, expected_bytes, pattern_bytes, simulate, split_copy
+from c3prof.plan.model import PlanOptions
+from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite, parse_scenarios
 
 OPTS = PlanOptions(sm_count=132, greatest_priority=-5, distributed=True)
@@ -29,7 +30,7 @@ def test_busbw_factors_match_nccl_tests():
 
 
 def test_algbw_and_busbw_by_hand():
-    # 256 MiB gathered in 1176 us on 2 ranks (measured on two H200s): algbw 228.3 GB/s, busbw half of it.
+    # 256 MiB gathered in 1176 us on 2 ranks (a two-H200 NVLink measurement): algbw 228.3 GB/s, busbw half of it.
     size = 256 * 2**20
     assert algbw_gbs(size, 1176) == pytest.approx(size / 1176e-6 / 1e9)
     assert busbw_gbs("all_gather", size, 1176, 2) == pytest.approx(algbw_gbs(size, 1176) / 2)
@@ -99,11 +100,11 @@ def test_patterns_are_rank_specific_and_offset_consistent():
 def test_collective_variants_per_strategy():
     assert [v.transport for v in collective_variants("all_gather", "base", OPTS)] == ["nccl"]
     rp = collective_variants("all_gather", "rp", OPTS)
-    assert [(v.name, v.gemm_sms, v.comm_ctas) for v in rp] == [("gemm96sm", 96, 36), ("gemm112sm", 112, 20),
-                                                              ("gemm120sm", 120, 12), ("ctas32", None, 32)]
+    assert [(v.name, v.gemm_sms, v.comm_ctas) for v in rp] == [("gemm104sm", 104, 28), ("gemm120sm", 120, 12),
+                                                              ("ctas32", None, 32)]
     assert [v.transport for v in collective_variants("all_to_all", "dma", OPTS)] == ["nccl_ce", "dma_push", "dma_pull"]
     assert collective_variants("all_reduce", "dma", OPTS) == []
-    assert len(collective_variants("all_gather", "dma+rp", OPTS)) == 9
+    assert len(collective_variants("all_gather", "dma+rp", OPTS)) == 6   # 3 implementations x 2 GEMM partitions
     assert parse_dma_collectives("dma_pull, nccl_ce") == ("dma_pull", "nccl_ce")
     with pytest.raises(C3profError, match="unknown DMA collective"):
         parse_dma_collectives("dma_fast")
@@ -118,7 +119,7 @@ def test_plan_runs_with_collectives():
     assert ag == ["llama70b-tp-ag/base/default", "llama70b-tp-ag/dma/nccl_ce", "llama70b-tp-ag/dma/dma_push",
                   "llama70b-tp-ag/dma/dma_pull"]
     assert [p.id for p in plans if p.scenario.name == "llama70b-tp-ar"] == ["llama70b-tp-ar/base/default"]
-    assert [p.variant.transport for p in plans if p.scenario.name == "smoke-cb2k-x-4M"] == ["sm_kernel", "ce_h2d"]
+    assert [p.variant.transport for p in plans if p.scenario.name == "smoke-cb2k-x-4M"] == ["sm_zc_h2d", "ce_h2d"]
 
 
 # -- LLaMA suites: every size re-derived from the model dimensions ------------------------------------
@@ -152,3 +153,19 @@ def test_scenario_file_with_collectives_round_trips():
     sc = parse_scenarios('[[scenario]]\nname = "x"\ngemm = { m = 8, n = 8, k = 8 }\n'
                          'comm = { op = "all_to_all", bytes = "1MiB" }\n', "t")
     assert sc[0].comm.op == "all_to_all"
+
+
+def test_device_pattern_helpers_match_the_host_reference():
+    """The torch fill/check of c3prof.backends.cuda.patterns, run on CPU tensors, computes the same
+    bytes as the numpy reference and finds a flipped byte."""
+    torch = pytest.importorskip("torch")
+    from c3prof.backends.cuda.patterns import count_mismatches, fill_pattern
+
+    buf = torch.empty(4096, dtype=torch.uint8)
+    fill_pattern(torch, buf, seed=3, rank=1, offset=512)
+    assert bytes(buf.numpy()) == bytes(pattern_bytes(3, 1, 512, 4096))
+    assert count_mismatches(torch, buf, seed=3, rank=1, offset=512) == (0, None)
+    buf[1000] ^= 0xFF
+    assert count_mismatches(torch, buf, seed=3, rank=1, offset=512) == (1, 1000)
+    fill_pattern(torch, buf, seed=3, rank=1, offset=512, invert=True)
+    assert count_mismatches(torch, buf, seed=3, rank=1, offset=512) == (4096, 0)

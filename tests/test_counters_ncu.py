@@ -4,9 +4,11 @@ import gzip
 import os
 import stat
 
+from c3prof.backends.cuda import counters as cuda_counters
 from c3prof.backends.cuda import ncu
 from c3prof.capture import counters
-from c3prof.capture.strategies import PlanOptions, plan_runs
+from c3prof.plan.model import PlanOptions
+from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 from c3prof.trace import TraceWriter, read_trace
 
@@ -35,6 +37,16 @@ def test_choose_metrics_keeps_what_the_chip_offers():
     assert ncu.choose_metrics(None) == (list(ncu.METRICS), [])
 
 
+class CountersHookOnly:
+    """The CUDA bench's counters hook without a device (no GPU here): the real ncu-driving code of
+    c3prof.backends.cuda.counters for an H100/H200-class chip (compute capability 9.0)."""
+
+    backend_name, device, seed = "cuda", 0, 0
+
+    def profile(self, source, job, note):
+        return cuda_counters.profile(source, job, (9, 0), note)
+
+
 def test_refused_profiler_is_recorded_and_capture_goes_on(tmp_path, monkeypatch):
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission' >&2\nexit 1\n")
@@ -43,8 +55,8 @@ def test_refused_profiler_is_recorded_and_capture_goes_on(tmp_path, monkeypatch)
     plans = plan_runs(load_suite("smoke")[:1], ("base",), PlanOptions(sm_count=132))
     w = TraceWriter(tmp_path / "t.jsonl", fsync=False)
     notes = []
-    ok = counters.collect_ncu(plans, w, device=0, device_cc=(9, 0), seed=0, reps=3, phases=["gemm"],
-                              replay="app-range", note=notes.append)
+    ok = counters.collect_profiled("ncu", plans, w, CountersHookOnly(), reps=3, phases=["gemm"],
+                                   replay="app-range", note=notes.append)
     w.close()
     assert ok is False
     src = read_trace(tmp_path / "t.jsonl").counter_sources
@@ -55,7 +67,8 @@ def test_refused_profiler_is_recorded_and_capture_goes_on(tmp_path, monkeypatch)
 def test_missing_ncu_is_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "ncu_path", lambda: None)
     w = TraceWriter(tmp_path / "t.jsonl", fsync=False)
-    assert counters.collect_ncu([], w, 0, (9, 0), 0, 3, ["gemm"], "app-range", note=lambda m: None) is False
+    assert counters.collect_profiled("ncu", [], w, CountersHookOnly(), 3, ["gemm"], "app-range",
+                                     note=lambda m: None) is False
     w.close()
     assert "not found" in read_trace(tmp_path / "t.jsonl").counter_sources[0]["reason"]
 

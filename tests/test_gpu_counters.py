@@ -19,9 +19,9 @@ def counters_trace(tmp_path_factory):
     if ncu_path() is None:
         pytest.skip("Nsight Compute (ncu) not installed")
     out = tmp_path_factory.mktemp("counters") / "c.jsonl"
-    # 256 MiB transfers (about 0.15 ms on SMs, 5 ms on a copy engine): long enough that the GPM
-    # window is not dominated by launch gaps.
-    rc = main(["capture", "--suite", "taxonomy", "--only", "mb64-x-256M", "--strategies", "base,dma",
+    # 8 MiB host->device beside the memory-bound GEMM: the same bytes over PCIe, carried by a 16-CTA
+    # zero-copy SM kernel (base) or a copy engine (dma).
+    rc = main(["capture", "--suite", "default", "--only", "mb64-h2d-8M", "--strategies", "base,dma",
                "--counters", "gpm,ncu,pmsampling", "--counter-reps", "3", "--out", str(out), *FAST])
     assert rc == 0
     return read_trace(out)
@@ -38,16 +38,16 @@ def test_ncu_sees_copy_engine_and_sm_traffic(counters_trace):
         pytest.skip(f"ncu could not profile here: {sources.get('ncu', {}).get('reason')}")
     dma = _comm(counters_trace, "dma", "ncu")["metrics"]
     sm = _comm(counters_trace, "base", "ncu")["metrics"]
-    # 3 repetitions of a 256 MiB host->device copy: every byte passes L2 once (32-byte sectors),
+    # 3 repetitions of an 8 MiB host->device copy: every byte passes L2 once (32-byte sectors),
     # none of it from the SMs, and the SMs stay idle.
-    sectors = 3 * 256 * 2**20 / 32
+    sectors = 3 * 8 * 2**20 / 32
     assert 0.99 * sectors <= dma["lts__t_sectors"]["value"] <= 1.1 * sectors
     assert dma["lts__t_sectors_srcunit_tex"]["value"] <= 0.001 * dma["lts__t_sectors"]["value"]
     assert dma["sm__cycles_active_avg"]["value"] <= 0.001 * dma["sm__cycles_elapsed_avg"]["value"]
-    # The SM copy kernel: most L2 sectors come from the SMs (the rest is L2-partition fabric
-    # traffic, also present for a GEMM alone), and the SMs are busy.
+    # The zero-copy SM kernel: its device writes reach L2 from the SMs, and 16 of 132 SMs are busy
+    # (about 12% of the average SM's cycles).
     assert sm["lts__t_sectors_srcunit_tex"]["value"] >= 0.5 * sm["lts__t_sectors"]["value"]
-    assert sm["sm__cycles_active_avg"]["value"] >= 0.2 * sm["sm__cycles_elapsed_avg"]["value"]
+    assert sm["sm__cycles_active_avg"]["value"] >= 0.05 * sm["sm__cycles_elapsed_avg"]["value"]
 
 
 def test_gpm_sees_idle_sms_under_copy_engine_traffic(counters_trace):
@@ -55,7 +55,7 @@ def test_gpm_sees_idle_sms_under_copy_engine_traffic(counters_trace):
     if not sources.get("nvml_gpm", {}).get("available"):
         pytest.skip(f"NVML GPM unavailable: {sources.get('nvml_gpm', {}).get('reason')}")
     assert _comm(counters_trace, "dma", "nvml_gpm")["metrics"]["sm_util"]["value"] < 5
-    assert _comm(counters_trace, "base", "nvml_gpm")["metrics"]["sm_util"]["value"] > 20
+    assert _comm(counters_trace, "base", "nvml_gpm")["metrics"]["sm_util"]["value"] > 5   # 16 CTAs of 132 SMs
 
 
 def test_pm_sampling_series_show_where_l2_traffic_comes_from(counters_trace):

@@ -49,45 +49,45 @@ def torchrun(nproc, *args, cwd, timeout=600):
 def test_stream_flags_order_work_across_streams():
     import torch
 
-    from c3prof import _dma
+    from c3prof.backends.cuda import runtime as rt
 
     torch.cuda.init()
-    flag = _dma.DeviceBuffer(256)
-    a, b = _dma.Stream(), _dma.Stream()
-    _dma.memset_async(flag.ptr, 0, 256, a)
+    flag = rt.DeviceBuffer(256)
+    a, b = rt.Stream(), rt.Stream()
+    rt.memset_async(flag.ptr, 0, 256, a)
     a.synchronize()
-    done = _dma.Event(timing=False)
-    _dma.stream_wait_value32(flag.ptr, 3, a)      # a blocks until the word reaches 3
+    done = rt.Event(timing=False)
+    rt.stream_wait_value32(flag.ptr, 3, a)      # a blocks until the word reaches 3
     done.record(a)
     import time
 
     time.sleep(0.05)
     assert not done.query(), "a stream waiting on a flag must not pass it early"
-    _dma.stream_write_value32(flag.ptr, 2, b)
+    rt.stream_write_value32(flag.ptr, 2, b)
     b.synchronize()
     time.sleep(0.02)
     assert not done.query(), "2 < 3: still waiting"
-    _dma.stream_write_value32(flag.ptr, 5, b)     # >= 3 releases it (GEQ)
+    rt.stream_write_value32(flag.ptr, 5, b)     # >= 3 releases it (GEQ)
     done.synchronize()
-    assert _dma.device_by_pci_bus_id(_dma.pci_bus_id(0)) == 0
-    assert _dma.pointer_info(flag.ptr) == {"type": "device", "device": 0}
-    pool = _dma.EventPool(2)
+    assert rt.device_by_pci_bus_id(rt.pci_bus_id(0)) == 0
+    assert rt.pointer_info(flag.ptr) == {"type": "device", "device": 0}
+    pool = rt.EventPool(2)
     pool.record(0, a)
     pool.synchronize(0)
-    assert _dma.event_pool_query(pool, 0)
+    assert rt.event_pool_query(pool, 0)
 
 
 def test_peer_copy_batch_same_device_byte_exact():
     import torch
 
-    from c3prof import _dma
+    from c3prof.backends.cuda import runtime as rt
 
     src = torch.randint(0, 256, (1 << 20,), dtype=torch.uint8, device="cuda")
     dst = torch.zeros_like(src)
     n = src.numel() // 4
-    b = _dma.PeerCopyBatch([dst.data_ptr() + i * n for i in range(4)], [0] * 4,
+    b = rt.PeerCopyBatch([dst.data_ptr() + i * n for i in range(4)], [0] * 4,
                            [src.data_ptr() + i * n for i in range(4)], [0] * 4, [n] * 4)
-    s = _dma.Stream()
+    s = rt.Stream()
     b.enqueue(s)
     s.synchronize()
     assert torch.equal(src, dst) and b.total_bytes == src.numel()

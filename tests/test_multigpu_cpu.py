@@ -207,7 +207,7 @@ def test_more_ranks_than_gpus_is_a_one_line_error(tmp_path, monkeypatch, capsys)
 
     _files(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(distributed, "visible_gpu_count", lambda: 1)
+    monkeypatch.setattr(distributed, "visible_gpu_count", lambda backend: 1)
     for k, v in {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "2"}.items():
         monkeypatch.setenv(k, v)
     assert main(["capture", *BASE]) == 2
@@ -231,7 +231,7 @@ def test_spawn_command_and_rank_paths():
 
 
 def test_agreement_helpers():
-    from c3prof.capture.distributed import AgreedStoppingRule, agreed_done, check_agreement
+    from c3prof.capture.agreement import AgreedStoppingRule, agreed_done, check_agreement
     from c3prof.capture.stopping import StoppingRule
     from c3prof.errors import C3profError
 

@@ -1,4 +1,5 @@
-"""The report path must run without a GPU: no torch, CUDA, cuda.bindings or c3prof._dma imports."""
+"""The report and ingest paths must run without a GPU: no torch, CUDA, cuda.bindings, NVML, triton
+or backend imports (tests/test_layering.py checks the same on the source's import graph)."""
 
 import re
 import subprocess
@@ -6,7 +7,8 @@ import sys
 
 from report_helpers import ROOT, SYNTHETIC
 
-FORBIDDEN = ("torch", "cuda", "c3prof._dma", "triton", "pynvml")
+FORBIDDEN = ("torch", "cuda", "c3prof._dma", "c3prof.backends", "triton", "pynvml")
+KINETO = ROOT / "tests" / "data" / "synthetic_kineto_rank0.json"
 
 
 def test_report_imports_nothing_gpu(tmp_path):
@@ -26,8 +28,22 @@ assert "torch" not in sys.modules and "c3prof._dma" not in sys.modules
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_ingest_imports_nothing_gpu(tmp_path):
+    code = f"""
+import sys
+from c3prof.cli import main
+rc = main(["ingest", {str(KINETO)!r}, "--out", {str(tmp_path / 'out')!r}, "--quiet",
+           "--figures", {str(tmp_path / 'fig')!r}])
+bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in {FORBIDDEN!r}))
+print("BAD", bad)
+assert rc == 0 and not bad, bad
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_sources_do_not_import_gpu_modules():
     pattern = re.compile(r"^\s*(from|import)\s+(torch|cuda|c3prof\._dma|c3prof\.capture|c3prof\.backends)\b", re.M)
-    for pkg in ("analysis", "report", "figures"):
+    for pkg in ("analysis", "report", "figures", "ingest"):
         for path in (ROOT / "c3prof" / pkg).rglob("*.py"):
             assert not pattern.search(path.read_text()), path

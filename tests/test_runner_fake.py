@@ -4,7 +4,8 @@ import pytest
 
 from c3prof.capture.runner import CaptureOptions, Runner
 from c3prof.capture.stopping import StoppingRule
-from c3prof.capture.strategies import PlanOptions, plan_runs
+from c3prof.plan.model import PlanOptions
+from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 from c3prof.trace import TraceWriter, read_trace
 from fakes import FakeBench
@@ -57,12 +58,13 @@ def test_phase_times_follow_the_schedule(tmp_path):
     assert len(t.runs) == 6 and all(r.complete for r in t.runs.values())
     run = t.runs["smoke-cb2k-x-4M/sp/comm_first"]
     # Hand-computed from the simulated schedule: serial = 2 + 0.5, concurrent = max(2, 0.5).
-    assert run.phases["gemm"].total_ms == [2.0] * 4
-    assert run.phases["comm"].total_ms == [0.5] * 4
-    assert run.phases["serial"].total_ms == [2.5] * 4
-    assert run.phases["concurrent"].total_ms == [2.0] * 4
+    # 6 repetitions: at least 6 rounds of one repetition each (min_reps 4 spread over 6 rounds).
+    assert run.phases["gemm"].total_ms == [2.0] * 6
+    assert run.phases["comm"].total_ms == [0.5] * 6
+    assert run.phases["serial"].total_ms == [2.5] * 6
+    assert run.phases["concurrent"].total_ms == [2.0] * 6
     conc = run.phases["concurrent"].samples
-    assert conc["gemm_start_ms"] == [0.0] * 4 and conc["comm_start_ms"] == [0.0] * 4
+    assert conc["gemm_start_ms"] == [0.0] * 6 and conc["comm_start_ms"] == [0.0] * 6
     assert run.phases["concurrent"].stop["reason"] == "noise"
     # Three validated communication phases per run, each recorded.
     assert [v["phase"] for v in run.validations] == ["comm", "serial", "concurrent"]
@@ -83,13 +85,14 @@ def test_injected_corruption_is_reported(tmp_path):
 def test_interrupt_keeps_completed_runs_and_resume_finishes(tmp_path):
     p = tmp_path / "t.jsonl"
     with pytest.raises(KeyboardInterrupt):
-        capture(p, FakeBench(interrupt_after_runs=2))
+        capture(p, FakeBench(interrupt_after_scenarios=1))
     t = read_trace(p)
-    assert sum(len(r.phases) for r in t.runs.values()) == 8 and all(r.complete for r in t.runs.values())
+    # The first scenario's three runs (base, sp x2) are complete; the second was never started.
+    assert sum(len(r.phases) for r in t.runs.values()) == 12 and all(r.complete for r in t.runs.values())
     assert t.ends[-1]["status"] == "interrupted"
     bench = FakeBench()
     summary, _ = capture(p, bench, resume=True)
-    assert summary.phases_measured == 24 - 8 and bench.runs_started == 4
+    assert summary.phases_measured == 24 - 12 and bench.runs_started == 3
     t = read_trace(p)
     assert all(r.complete for r in t.runs.values()) and t.finished
     assert len(t.ceilings) == 1 and len(t.machines) == 2   # ceilings kept, new session's machine record
@@ -111,9 +114,60 @@ def test_every_batch_is_validated(tmp_path):
     p = tmp_path / "t.jsonl"
     capture(p, FakeBench(), strategies=("base",))
     v = read_trace(p).runs["smoke-cb2k-x-4M/base/default"].validations
-    # min_reps 4 -> batches of 2 (a third, rounded up), 2 batches per phase, each poisoned and checked.
-    assert [x["batches_checked"] for x in v] == [2, 2, 2]
-    assert all(x["bytes_checked"] == 2 * x["bytes_per_check"] for x in v)
+    # min_reps 4 over at least 6 rounds -> 1 repetition per round, 6 rounds: 6 batches, each poisoned and checked.
+    assert [x["batches_checked"] for x in v] == [6, 6, 6]
+    assert all(x["bytes_checked"] == 6 * x["bytes_per_check"] for x in v)
+
+
+def test_runs_of_a_scenario_are_measured_in_the_same_rounds(tmp_path):
+    """Every phase of every run of a scenario gets one batch per round, in a fixed order, and records it."""
+    p = tmp_path / "t.jsonl"
+    capture(p, FakeBench(), strategies=("base", "sp"))
+    t = read_trace(p)
+    runs = [r for r in t.runs.values() if r.scenario["name"] == "smoke-cb2k-x-4M"]
+    groups = {ph.record["round_group"] for r in runs for ph in r.phases.values()}
+    assert len(groups) == 1 and next(iter(groups)).startswith("smoke-cb2k-x-4M@")
+    for r in runs:
+        for ph in r.phases.values():
+            assert ph.record["rounds"] == [0, 1, 2, 3, 4, 5]
+            assert ph.stop["rounds"] == 6 and ph.stop["reason"] == "noise"
+    other = {ph.record["round_group"] for r in t.runs.values() if r.scenario["name"] == "smoke-mb-x-16M"
+             for ph in r.phases.values()}
+    assert other.isdisjoint(groups)
+
+
+def test_interleaving_order_is_round_major(tmp_path):
+    """Within a round the units run in plan order (base first), phase by phase; then the next round."""
+    bench = FakeBench()
+    calls = []
+    from c3prof.capture import phases as phases_mod
+
+    real = phases_mod.PhaseTimer.run_batch
+
+    def spy(self, phase, reps):
+        calls.append((id(self), phase))
+        return real(self, phase, reps)
+
+    phases_mod.PhaseTimer.run_batch = spy
+    try:
+        capture(tmp_path / "t.jsonl", bench, strategies=("base",))
+    finally:
+        phases_mod.PhaseTimer.run_batch = real
+    first = calls[:4]   # warm-up: each phase once
+    measured = calls[4:4 + 4 * 6]
+    assert [ph for _, ph in first] == ["gemm", "comm", "serial", "concurrent"]
+    assert [ph for _, ph in measured] == ["gemm", "comm", "serial", "concurrent"] * 6
+
+
+def test_dma_on_a_link_without_copy_engines_is_not_applicable(tmp_path):
+    """Engine evidence showing SMs for a copy-engine transport: the run is not measured, and says why."""
+    p = tmp_path / "t.jsonl"
+    summary, _ = capture(p, FakeBench(evidence_carrier="sm"), strategies=("base", "dma"))
+    t = read_trace(p)
+    assert not any(r.strategy == "dma" for r in t.runs.values())
+    na = [e for e in t.errors if e.get("not_applicable")]
+    assert len(na) == 2 and all("no other link is substituted" in e["message"] for e in na)
+    assert summary.runs_failed == [] and all(r.complete for r in t.runs.values())
 
 
 def test_failed_run_is_recorded_and_the_sweep_continues(tmp_path):

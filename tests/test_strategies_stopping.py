@@ -1,7 +1,8 @@
 import pytest
 
 from c3prof.capture.stopping import StoppingRule, relative_noise
-from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs, variants_for
+from c3prof.plan.model import PlanOptions, parse_strategies
+from c3prof.plan.strategies import plan_runs, variants_for
 from c3prof.errors import C3profError
 from c3prof.scenarios import load_suite
 
@@ -19,10 +20,21 @@ def test_variants():
     sp = variants_for("sp", OPTS)
     assert sp[0].comm_priority == -5 and sp[0].order == "comm_first" and sp[1].gemm_priority == -5
     rp = variants_for("rp", OPTS)
-    assert [(v.gemm_sms, v.comm_sms, v.comm_ctas) for v in rp] == [(96, 36, None), (112, 20, None), (120, 12, None),
-                                                                   (None, None, 32)]
+    assert [(v.gemm_sms, v.comm_sms, v.comm_ctas) for v in rp] == [(104, 28, None), (120, 12, None), (None, None, 8)]
     assert variants_for("dma", OPTS)[0].transport == "ce_h2d"
     assert all(v.comm_sms is None and v.transport == "ce_h2d" for v in variants_for("dma+rp", OPTS))
+
+
+@pytest.mark.parametrize("link, sm, ce", [("pcie_h2d", "sm_zc_h2d", "ce_h2d"), ("pcie_d2h", "sm_zc_d2h", "ce_d2h"),
+                                          ("pcie_bidir", "sm_zc_bidir", "ce_bidir"), ("hbm", "sm_kernel", "ce_d2d")])
+def test_every_strategy_moves_the_same_bytes_over_the_same_link(link, sm, ce):
+    """Strategies choose the carrier, never the link."""
+    for strategy in ("base", "sp", "rp", "dma", "dma+rp"):
+        for v in variants_for(strategy, OPTS, link):
+            assert v.link == link
+            assert (v.transport, v.carrier) == ((ce, "copy_engine") if strategy.startswith("dma") else (sm, "sm"))
+    assert [v.comm_ctas for v in variants_for("rp", OPTS, link) if v.gemm_sms is None] == \
+        ([32] if link == "hbm" else [8])
 
 
 def test_rp_bounds():

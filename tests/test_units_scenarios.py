@@ -33,15 +33,41 @@ def test_gemm_intensity_by_hand():
 
 
 def test_builtin_suites_load():
-    assert {"smoke", "taxonomy"} <= set(suite_names())
-    tax = load_suite("taxonomy")
-    assert len(tax) == 15
-    assert {s.comm.bytes for s in tax} == {2**20, 8 * 2**20, 32 * 2**20, 256 * 2**20, 2**30}
+    assert {"smoke", "default"} <= set(suite_names())
+    default = load_suite("default")
+    assert {s.comm.link for s in default} == {"pcie_h2d", "pcie_d2h", "pcie_bidir", "hbm"}
+    assert any(s.comm.chunks > 1 for s in default)          # latency-bound, chunked transfers
+    assert {t for s in default for t in s.tags} >= {"compute-bound", "memory-bound", "latency-bound",
+                                                     "kv-offload", "kv-reload", "fsdp-cpu-offload",
+                                                     "zero-offload", "activation-offload"}
 
 
 def test_dump_round_trip():
-    scenarios = load_suite("taxonomy")
+    scenarios = load_suite("default")
     assert parse_scenarios(dump_scenarios(scenarios, "round trip"), "x") == scenarios
+
+
+def test_transfer_links_and_chunks():
+    doc = """
+[[scenario]]
+name = "a"
+gemm = { m = 128, n = 256, k = 512 }
+comm = { op = "transfer", link = "pcie_d2h", bytes = "4MiB", chunk = "1MiB" }
+"""
+    (s,) = parse_scenarios(doc, "x")
+    assert (s.comm.link, s.comm.chunk, s.comm.chunks) == ("pcie_d2h", 2**20, 4)
+    assert s.comm.to_dict() == {"op": "transfer", "bytes": 4 * 2**20, "link": "pcie_d2h", "chunk": 2**20}
+    (legacy,) = parse_scenarios(doc.replace('link = "pcie_d2h", ', "").replace(', chunk = "1MiB"', ""), "x")
+    assert (legacy.comm.link, legacy.comm.chunks) == ("pcie_h2d", 1)   # the default link
+    for bad, msg in (('link = "nvlink9"', "unknown link"), ('chunk = "3MiB"', "must divide"),
+                     ('chunk = "1000B"', "must divide")):
+        text = doc.replace('link = "pcie_d2h"', bad) if "link" in bad else doc.replace('chunk = "1MiB"', bad)
+        with pytest.raises(ScenarioError, match=msg):
+            parse_scenarios(text, "x")
+    with pytest.raises(ScenarioError, match="multiple of 16"):
+        parse_scenarios(doc.replace('bytes = "4MiB", chunk = "1MiB"', 'bytes = "1000B", chunk = "100B"'), "x")
+    with pytest.raises(ScenarioError, match="transfer"):
+        parse_scenarios(doc.replace('op = "transfer"', 'op = "all_gather"'), "x")
 
 
 GOOD = """

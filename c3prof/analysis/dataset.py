@@ -7,11 +7,21 @@ Several traces (captures, machines, ranks) make one report. The rules, also prin
   ``"trace"`` keeps every file (rank) apart. A scenario's ``base`` reference is looked up in the
   same group only.
 - **Same file twice.** A trace whose ``trace_id`` was already read is skipped (with a note).
-- **Same run in several traces of a group** (a repeated capture, or the ranks of one collective):
-  the repetitions of each phase are pooled (concatenated in the order the files were given), so a
-  median is over all repetitions of all ranks. For per-rank numbers use ``split_by="trace"``.
-  A series missing from one of the pooled parts is dropped from the pooled phase (noted), because
-  the series of a phase must stay aligned by repetition.
+- **Ranks of one distributed capture** (traces sharing ``machine.distributed.capture_id``) are one
+  measurement, not several: repetitions are agreed across ranks, and a step ends when its slowest
+  rank ends, so per repetition a phase's time is the **maximum over ranks** (start offsets come from
+  that slowest rank). ``n`` counts repetitions, not rank-repetitions; each run keeps its per-rank
+  medians so the report can show the rank spread. ``split_by="trace"`` keeps every rank apart.
+- **Same run in several captures of a group** (a repeated capture): the repetitions of each phase
+  are pooled (concatenated in the order the files were given). A series missing from one of the
+  pooled parts is dropped from the pooled phase (noted), because the series of a phase must stay
+  aligned by repetition.
+- **Rounds.** A capture measures all runs of a scenario interleaved in rounds; each repetition carries
+  its round (``rounds`` and ``round_group`` of the phase record). Rounds are kept per phase so that
+  ratios between runs can be resampled by round (paired), see speedup.py.
+- **Links.** Every run moves its bytes over one link (``pcie_h2d``, ``pcie_d2h``, ``pcie_bidir``, ``hbm``,
+  ``nvlink``, or ``collective`` for a multi-GPU collective). Traces written before links were recorded
+  get the link their transport used. A run is only compared with a base run over the same link.
 - **Same run id, different definition** (GEMM, communication or transport differ): an error, since
   pooling would mix two experiments.
 - Within one trace ``c3prof.trace.read_trace`` already keeps the latest record of a phase.
@@ -29,9 +39,13 @@ from pathlib import Path
 import numpy as np
 
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, read_trace
+from c3prof.trace import PHASES, Trace, read_trace
 
 SPLIT_MODES = ("platform", "host", "trace")
+# Traces written before the link was recorded: the link each of their transports used.
+LEGACY_TRANSPORT_LINKS = {"sm_kernel": "hbm", "memcpy_d2d": "hbm", "ce_h2d": "pcie_h2d", "ce_d2h": "pcie_d2h"}
+# Series of a phase that are durations: their per-repetition value over ranks is the maximum.
+DURATION_SERIES = ("total_ms", "gemm_ms", "comm_ms")
 
 
 @dataclass
@@ -64,6 +78,10 @@ class MergedRun:
     variant: str
     params: dict
     phases: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # Per phase: each repetition's round, as an id unique within the group (see Group.round_id).
+    rounds: dict[str, np.ndarray] = field(default_factory=dict)
+    # Per phase: the median total_ms of each rank (one entry per rank of a distributed capture).
+    rank_medians: dict[str, list[float]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     validations: list[dict] = field(default_factory=list)
     counters: list[dict] = field(default_factory=list)
@@ -77,6 +95,16 @@ class MergedRun:
     def transport(self) -> str | None:
         t = self.params.get("transport")
         return t if isinstance(t, str) else None
+
+    @property
+    def link(self) -> str:
+        """The link the run's bytes cross: recorded in params or the scenario, else from its transport."""
+        for value in (self.params.get("link"), self.scenario.get("comm", {}).get("link")):
+            if isinstance(value, str) and value:
+                return value
+        if self.scenario.get("comm", {}).get("op", "transfer") != "transfer":
+            return "collective"
+        return LEGACY_TRANSPORT_LINKS.get(self.transport or "", "unknown")
 
     @property
     def missing_phases(self) -> list[str]:
@@ -109,6 +137,11 @@ class Group:
     runs: dict[str, MergedRun] = field(default_factory=dict)
     variant_order: dict[str, list[str]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
+    _round_ids: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def round_id(self, round_group: str, index: int) -> int:
+        """A group-wide integer for round ``index`` of the interleaved sweep ``round_group``."""
+        return self._round_ids.setdefault((round_group, index), len(self._round_ids))
 
     @property
     def machine(self) -> dict:
@@ -176,30 +209,140 @@ def _definition(scenario: dict, params: dict) -> tuple:
     return (repr(scenario.get("gemm")), repr(scenario.get("comm")), params.get("transport"))
 
 
-def _pool_phase(run: MergedRun, phase_name: str, samples: dict, notes: list[str], where: str) -> None:
-    new = {k: np.asarray(v, dtype=float) for k, v in samples.items()}
+@dataclass
+class PhaseData:
+    """One phase of one run as read from one trace (or combined over the ranks of one capture)."""
+
+    series: dict[str, np.ndarray]
+    round_group: str | None = None
+    rounds: np.ndarray | None = None       # each repetition's round index within round_group
+    rank_medians: list[float] = field(default_factory=list)
+
+
+def _phase_data(phase) -> PhaseData:
+    series = {k: np.asarray(v, dtype=float) for k, v in phase.samples.items()}
+    rec = phase.record
+    rounds, group = rec.get("rounds"), rec.get("round_group")
+    ok = isinstance(group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size
+    return PhaseData(series=series, round_group=group if ok else None,
+                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None,
+                     rank_medians=[float(np.median(series["total_ms"]))])
+
+
+def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
+    """One phase over the ranks of a distributed capture: per repetition the slowest rank.
+
+    Durations are the maximum over ranks; start offsets come from the rank whose total was largest
+    in that repetition. Ranks agree on repetitions, so their series align by index; if a rank has
+    fewer (an interrupted capture), the common prefix is used and a note says so.
+    """
+    n = min(p.series["total_ms"].size for p in parts)
+    names = [k for k in parts[0].series if all(k in p.series for p in parts)]
+    note = None
+    if any(p.series["total_ms"].size != n for p in parts):
+        note = f"ranks have different repetition counts; the first {n} of each are combined"
+    stack = {k: np.stack([p.series[k][:n] for p in parts]) for k in names}
+    slowest = np.argmax(stack["total_ms"], axis=0)
+    cols = np.arange(n)
+    series = {k: (v.max(axis=0) if k in DURATION_SERIES else v[slowest, cols]) for k, v in stack.items()}
+    first = parts[0]
+    rounds = first.rounds[:n] if first.rounds is not None else None
+    medians = [m for p in parts for m in p.rank_medians]
+    return PhaseData(series=series, round_group=first.round_group, rounds=rounds, rank_medians=medians), note
+
+
+def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, notes: list[str], where: str) -> None:
+    rounds = None
+    if data.rounds is not None and data.round_group is not None:
+        rounds = np.array([group.round_id(data.round_group, int(r)) for r in data.rounds], dtype=np.int64)
     old = run.phases.get(phase_name)
     if old is None:
-        run.phases[phase_name] = new
+        run.phases[phase_name] = data.series
+        if rounds is not None:
+            run.rounds[phase_name] = rounds
+        run.rank_medians[phase_name] = list(data.rank_medians)
         return
+    new = data.series
     common = [k for k in old if k in new]
     dropped = sorted(set(old) ^ set(new))
     if dropped:
         notes.append(f"{run.group}: {run.id} {phase_name}: series {', '.join(dropped)} not in every pooled "
                      f"trace ({where}); dropped from the pooled phase")
     run.phases[phase_name] = {k: np.concatenate([old[k], new[k]]) for k in common}
+    old_rounds = run.rounds.get(phase_name)
+    if old_rounds is not None and rounds is not None:
+        run.rounds[phase_name] = np.concatenate([old_rounds, rounds])
+    elif phase_name in run.rounds:
+        del run.rounds[phase_name]
+        notes.append(f"{run.group}: {run.id} {phase_name}: pooled with a capture that records no rounds; "
+                     "its ratios are resampled unpaired")
+    run.rank_medians[phase_name] = run.rank_medians.get(phase_name, []) + list(data.rank_medians)
 
 
-def load(paths: list[str], split_by: str = "platform") -> Dataset:
-    """Read every trace (raising TraceError with file and line on bad input) and merge into groups."""
-    if split_by not in SPLIT_MODES:
-        raise C3profError(f"--split-by must be one of {', '.join(SPLIT_MODES)}, got {split_by!r}")
-    files = expand_paths(paths)
-    if not files:
-        raise C3profError("no trace files given")
+@dataclass
+class _Source:
+    """One capture as the report merges it: a single trace, or the rank traces of one distributed capture."""
+
+    paths: list[Path]
+    traces: list[Trace]
+
+    @property
+    def label(self) -> str:
+        if len(self.traces) == 1:
+            return f"{self.paths[0].name} (rank {self.traces[0].header['rank']})"
+        ranks = ",".join(str(t.header["rank"]) for t in self.traces)
+        return f"{self.paths[0].name} +{len(self.paths) - 1} (ranks {ranks}, max over ranks)"
+
+
+def capture_id(trace: Trace) -> str | None:
+    """The id shared by the rank traces of one distributed capture (None for single-process captures)."""
+    dist = trace.machine.get("distributed") if trace.machine else None
+    if trace.header.get("world_size", 1) > 1 and isinstance(dist, dict) and isinstance(dist.get("capture_id"), str):
+        return dist["capture_id"]
+    return None
+
+
+def _sources(traces: list[tuple[Path, Trace]], split_by: str) -> list[_Source]:
+    """Group the rank traces of each distributed capture (unless every file is kept apart)."""
+    out: list[_Source] = []
+    by_capture: dict[str, _Source] = {}
+    for path, trace in traces:
+        cid = capture_id(trace) if split_by != "trace" else None
+        if cid is None:
+            out.append(_Source([path], [trace]))
+        elif cid in by_capture:
+            by_capture[cid].paths.append(path)
+            by_capture[cid].traces.append(trace)
+        else:
+            by_capture[cid] = _Source([path], [trace])
+            out.append(by_capture[cid])
+    return out
+
+
+def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, dict[str, PhaseData]]]:
+    """run id -> (the run as first seen, phase -> PhaseData combined over the source's ranks)."""
+    runs: dict[str, tuple[object, dict[str, PhaseData]]] = {}
+    per_rank: dict[str, dict[str, list[PhaseData]]] = {}
+    for trace in src.traces:
+        for rid, r in trace.runs.items():
+            runs.setdefault(rid, (r, {}))
+            for pname, phase in r.phases.items():
+                per_rank.setdefault(rid, {}).setdefault(pname, []).append(_phase_data(phase))
+    for rid, phases in per_rank.items():
+        for pname, parts in phases.items():
+            if len(parts) < len(src.traces):
+                notes.append(f"{src.label}: {rid} {pname} is missing on {len(src.traces) - len(parts)} rank(s); "
+                             "combined over the ranks that have it")
+            data, note = combine_ranks(parts) if len(parts) > 1 else (parts[0], None)
+            if note:
+                notes.append(f"{src.label}: {rid} {pname}: {note}")
+            runs[rid][1][pname] = data
+    return runs
+
+
+def _read_all(files: list[Path], notes: list[str]) -> tuple[list[InputInfo], list[tuple[Path, Trace]]]:
     inputs: list[InputInfo] = []
-    groups: dict[str, Group] = {}
-    notes: list[str] = []
+    kept: list[tuple[Path, Trace]] = []
     seen_ids: dict[str, str] = {}
     for path in files:
         trace = read_trace(path)
@@ -216,39 +359,67 @@ def load(paths: list[str], split_by: str = "platform") -> Dataset:
         if not trace.finished:
             status = trace.ends[-1].get("status") if trace.ends else "no end record"
             notes.append(f"{path}: capture did not finish ({status}); its completed phases are used")
-        gpu = gpu_name(trace.machine)
-        key = _group_key(split_by, gpu, h, path)
-        info.group = key
-        g = groups.setdefault(key, Group(key=key, gpu_name=gpu))
-        src = f"{path.name} (rank {h['rank']})"
-        g.sources.append(src)
-        if info.hostname and info.hostname not in g.hosts:
-            g.hosts.append(info.hostname)
+        kept.append((path, trace))
+    return inputs, kept
+
+
+def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
+    label = src.label
+    g.sources.append(label)
+    for trace in src.traces:
+        host = str(trace.header.get("hostname", ""))
+        if host and host not in g.hosts:
+            g.hosts.append(host)
         g.machines.extend(trace.machines)
         if trace.ceilings:
             g.ceilings = trace.latest_ceilings
         g.evidence.extend(trace.engine_evidence)
-        g.counter_sources.extend(getattr(trace, "counter_sources", []))  # traces before the record existed
-        g.errors.extend(dict(e, _trace=src) for e in trace.errors)
-        for rid, r in trace.runs.items():
-            run = g.runs.get(rid)
-            if run is None:
-                run = g.runs[rid] = MergedRun(id=rid, group=key, scenario=r.scenario, strategy=r.strategy,
-                                              variant=r.variant, params=r.params)
-                order = g.variant_order.setdefault(r.strategy, [])
-                if r.variant not in order:
-                    order.append(r.variant)
-            elif _definition(run.scenario, run.params) != _definition(r.scenario, r.params):
-                raise C3profError(f"{path}: run {rid} differs from the same run in {', '.join(run.sources)} "
-                                  f"(GEMM, communication or transport); cannot pool them: use --split-by trace")
-            run.sources.append(src)
-            for pname, phase in r.phases.items():
-                _pool_phase(run, pname, phase.samples, notes, src)
+        g.counter_sources.extend(trace.counter_sources)
+        g.errors.extend(dict(e, _trace=label) for e in trace.errors)
+    for rid, (r, phases) in _source_phases(src, notes).items():
+        run = g.runs.get(rid)
+        if run is None:
+            run = g.runs[rid] = MergedRun(id=rid, group=g.key, scenario=r.scenario, strategy=r.strategy,
+                                          variant=r.variant, params=r.params)
+            order = g.variant_order.setdefault(r.strategy, [])
+            if r.variant not in order:
+                order.append(r.variant)
+        elif _definition(run.scenario, run.params) != _definition(r.scenario, r.params):
+            raise C3profError(f"{label}: run {rid} differs from the same run in {', '.join(run.sources)} "
+                              f"(GEMM, communication or transport); cannot pool them: use --split-by trace")
+        run.sources.append(label)
+        for pname, data in phases.items():
+            _pool_phase(g, run, pname, data, notes, label)
+        for trace in src.traces:
+            tr = trace.runs.get(rid)
+            if tr is None:
+                continue
             # ``_trace`` names the file a record came from (``source`` is a counters field already).
-            run.validations.extend(dict(v, _trace=src) for v in r.validations)
-            run.counters.extend(dict(c, _trace=src) for c in r.counters)
-            run.errors.extend(dict(e, _trace=src) for e in r.errors)
-        del trace  # keep memory linear: only the numpy copies of the samples stay
+            where = f"{Path(trace.path).name} (rank {trace.header['rank']})"
+            run.validations.extend(dict(v, _trace=where) for v in tr.validations)
+            run.counters.extend(dict(c, _trace=where) for c in tr.counters)
+            run.errors.extend(dict(e, _trace=where) for e in tr.errors)
+
+
+def load(paths: list[str], split_by: str = "platform") -> Dataset:
+    """Read every trace (raising TraceError with file and line on bad input) and merge into groups."""
+    if split_by not in SPLIT_MODES:
+        raise C3profError(f"--split-by must be one of {', '.join(SPLIT_MODES)}, got {split_by!r}")
+    files = expand_paths(paths)
+    if not files:
+        raise C3profError("no trace files given")
+    notes: list[str] = []
+    inputs, traces = _read_all(files, notes)
+    info_by_path = {i.path: i for i in inputs if i.skipped is None}
+    groups: dict[str, Group] = {}
+    for src in _sources(traces, split_by):
+        first = src.traces[0]
+        gpu = gpu_name(first.machine)
+        key = _group_key(split_by, gpu, first.header, src.paths[0])
+        for path in src.paths:
+            info_by_path[str(path)].group = key
+        _add_source(groups.setdefault(key, Group(key=key, gpu_name=gpu)), src, notes)
+    del traces  # keep memory linear: only the numpy copies of the samples stay
     return Dataset(inputs=inputs, groups=list(groups.values()), notes=notes, split_by=split_by)
 
 

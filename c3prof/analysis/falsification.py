@@ -1,26 +1,32 @@
 """Falsification of the no-interference premise: "a transfer carried by copy engines (DMA) does not slow a GEMM".
 
-For each GEMM shape of a group, three arms:
+For each GEMM shape and transfer of a group, three arms:
 
 - the GEMM alone (the gemm phase of each run: slowdowns are relative to it, so this arm is 1),
 - beside a DMA transfer: runs of strategy ``dma`` whose transport's carrier is ``copy_engine``
   according to the group's engine_evidence records,
-- beside an SM transfer of the same op and bytes: runs of strategy ``base`` whose carrier is ``sm``.
-  This arm is the positive control: it shows the measurement can see interference when there is some.
+- beside the same bytes over the **same link** carried by SMs: the ``base`` run of the same scenario
+  (carrier ``sm``). This is the control: the same transfer, so the same bytes, link and roughly the
+  same duration; only the carrier differs. It shows the measurement can see interference.
 
 Each arm gives the GEMM slowdown (median concurrent gemm_ms / median isolated GEMM time) with its
-interval, and the overlap fraction (the share of the GEMM's duration during which the transfer ran).
-The verdict follows ``rule_text()``, printed with every verdict. A ``dma`` run whose transport is not
-carried by copy engines is not evidence for the premise: it raises an alert instead.
+interval, and the overlap fraction. The comparison of the two carriers is one interval: the paired
+bootstrap interval of (slowdown beside the copy engine) - (slowdown beside the SM carrier). Runs
+measured interleaved in rounds are resampled by round, so both arms' replicates come from the same
+rounds. The verdict follows ``rule_text()``, printed with every verdict. A ``dma`` run whose
+transport is not carried by copy engines is not evidence for the premise: it raises an alert instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from c3prof.analysis.counters import l2_summary
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics
+from c3prof.analysis.stats import CI, no_ci, percentile_ci
 from c3prof.units import format_bytes
 
 PREMISE = "a transfer carried by copy engines (DMA) does not slow a GEMM"
@@ -38,10 +44,25 @@ class FalsificationSettings:
 def rule_text(s: FalsificationSettings) -> str:
     lim = 1 + s.tolerance
     return (f"refuted if the DMA arm's GEMM-slowdown CI lower bound > {lim:g}; holds if its CI upper bound "
-            f"< {lim:g}, the SM arm (same op and bytes, strategy base, carrier sm) has a CI lower bound above "
-            f"the DMA arm's upper bound (the test can see interference), and the transfer overlapped at least "
-            f"{s.min_overlap:.0%} of the GEMM (median); not enough data if the DMA arm, its interval, or the SM "
-            f"control needed for 'holds' is missing; otherwise inconclusive.")
+            f"< {lim:g}, the paired interval of (DMA-arm slowdown - SM-arm slowdown) lies below 0 (the SM "
+            f"carrier of the same bytes over the same link slows the GEMM more: the test can see interference), "
+            f"and the transfer overlapped at least {s.min_overlap:.0%} of the GEMM (median); not enough data if "
+            f"the DMA arm, its interval, or the same-link SM control needed for 'holds' is missing; otherwise "
+            f"inconclusive.")
+
+
+def paired_difference(dma: RunMetrics, sm: RunMetrics, confidence: float) -> Estimate:
+    """(GEMM slowdown beside the copy engine) - (beside the SM carrier), with a paired interval."""
+    a, b = dma.gemm_slowdown, sm.gemm_slowdown
+    if a.value is None or b.value is None:
+        return Estimate(None, percentile_ci(np.array([np.nan]), confidence))
+    if a.replicates is None or b.replicates is None:
+        return Estimate(a.value - b.value, no_ci("slowdown replicates not kept"))
+    diff = a.replicates.astype(float) - b.replicates.astype(float)
+    ci = percentile_ci(diff, confidence)
+    if not (dma.paired and sm.paired):
+        ci = CI(ci.low, ci.high, "arms not measured interleaved: resampled independently") if ci.ok else ci
+    return Estimate(a.value - b.value, ci)
 
 
 def gemm_key(run: MergedRun) -> tuple:
@@ -85,7 +106,8 @@ def _fmt(e: Estimate) -> str:
     return f"{e.value:.3f}x" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else " (no interval)")
 
 
-def verdict(dma: RunMetrics | None, sm: RunMetrics | None, s: FalsificationSettings) -> tuple[str, str]:
+def verdict(dma: RunMetrics | None, sm: RunMetrics | None, s: FalsificationSettings,
+            diff: Estimate | None = None) -> tuple[str, str]:
     lim = 1 + s.tolerance
     if dma is None:
         return "not enough data", "no DMA run (strategy dma over a copy-engine transport) with this GEMM"
@@ -104,17 +126,18 @@ def verdict(dma: RunMetrics | None, sm: RunMetrics | None, s: FalsificationSetti
     if hi >= lim:
         return "inconclusive", f"DMA arm slowdown CI [{lo:.3f}, {hi:.3f}] contains {lim:g}"
     if sm is None:
-        return "not enough data", "no SM transfer of the same op and bytes (strategy base, carrier sm) as control"
-    if sm.gemm_slowdown.value is None or not sm.gemm_slowdown.ci.ok:
-        return "not enough data", f"SM control has no slowdown interval ({sm.gemm_slowdown.ci.reason})"
+        return "not enough data", "no SM carrier of the same bytes over the same link (the scenario's base run)"
+    if diff is None or diff.value is None or not diff.ci.ok:
+        return "not enough data", f"no interval for the carrier difference ({diff.ci.reason if diff else 'none'})"
     if s.min_overlap > 0 and (ov is None or ov < s.min_overlap):
         shown = "unknown" if ov is None else f"{ov:.0%}"
         return "inconclusive", f"the DMA transfer overlapped {shown} of the GEMM (< {s.min_overlap:.0%})"
-    sm_lo = sm.gemm_slowdown.ci.low
-    if sm_lo > hi:
-        return "holds", f"DMA CI upper bound {hi:.3f} < {lim:g} and SM CI lower bound {sm_lo:.3f} > {hi:.3f}"
-    return "inconclusive", (f"SM control not significantly slower (CI lower bound {sm_lo:.3f} <= DMA upper "
-                            f"bound {hi:.3f}): the test could not have seen interference")
+    d_lo, d_hi = diff.ci.as_list()
+    if d_hi < 0:
+        return "holds", (f"DMA CI upper bound {hi:.3f} < {lim:g} and DMA - SM slowdown {diff.value:+.3f} "
+                         f"[{d_lo:+.3f}, {d_hi:+.3f}] < 0")
+    return "inconclusive", (f"the SM carrier of the same bytes did not slow the GEMM more (DMA - SM "
+                            f"{diff.value:+.3f} [{d_lo:+.3f}, {d_hi:+.3f}]): the test could not have seen interference")
 
 
 def _arm_json(prefix: str, m: RunMetrics | None) -> dict:
@@ -124,6 +147,14 @@ def _arm_json(prefix: str, m: RunMetrics | None) -> dict:
     return {f"{prefix}slowdown": m.gemm_slowdown.value, f"{prefix}slowdown_ci": m.gemm_slowdown.ci_list,
             f"{prefix}slowdown_ci_reason": m.gemm_slowdown.ci.reason,
             f"{prefix}overlap_fraction": m.overlap.value, f"{prefix}overlap_fraction_ci": m.overlap.ci_list}
+
+
+def _same_link_control(d: RunMetrics, sm: list[RunMetrics]) -> RunMetrics | None:
+    """The SM carrier of the same bytes over the same link: the scenario's base run, else a base run of
+    another scenario with the same GEMM, op, bytes and link."""
+    comm = d.run.scenario.get("comm", {})
+    same = [c for c in sm if c.run.link == d.run.link and c.run.scenario.get("comm", {}) == comm]
+    return next((c for c in same if c.run.name == d.run.name), same[0] if same else None)
 
 
 def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettings,
@@ -138,16 +169,19 @@ def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettin
         dma = [m for m in ms if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"]
         sm = [m for m in ms if m.run.strategy == "base" and group.carrier(m.run.transport)[0] == "sm"]
         for d in dma or [None]:
-            comm = (d.run.scenario.get("comm", {}) if d else {})
-            control = next((c for c in sm if c.run.scenario.get("comm", {}).get("op") == comm.get("op")
-                            and c.run.scenario.get("comm", {}).get("bytes") == comm.get("bytes")), None)
-            v, reason = verdict(d, control, s)
+            control = _same_link_control(d, sm) if d else None
+            diff = paired_difference(d, control, boot.confidence) if d and control else None
+            v, reason = verdict(d, control, s, diff)
             gemm = gemm_json((d or ms[0]).run)
             e = {"platform": group.key, "gpu": group.gpu_name, "premise": PREMISE, "gemm": gemm,
+                 "scenario": d.run.name if d else None, "link": d.run.link if d else None,
                  "transfer": transfer_json(d.run, group) if d else None,
                  "sm_transfer": transfer_json(control.run, group) if control else None,
                  "gemm_alone_ms": d.medians["T_g"] if d else None,
                  **_arm_json("", d), **_arm_json("sm_", control),
+                 "dma_minus_sm": diff.value if diff else None, "dma_minus_sm_ci": diff.ci_list if diff else None,
+                 "dma_minus_sm_ci_reason": diff.ci.reason if diff else None,
+                 "paired": bool(d and control and d.paired and control.paired),
                  "verdict": v, "reason": reason, "rule": rule,
                  "validation_ok": _validated(d.run) if d else None,
                  "counters": l2_summary(d.run, boot) if d else None}

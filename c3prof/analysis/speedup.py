@@ -13,10 +13,21 @@ Definitions (DESIGN.md; medians over repetitions):
 - overlap:          per repetition of the concurrent phase, the share of the GEMM's interval during
                     which the communication ran; its median.
 
-Every ratio is a function of medians of *different* phases or series (never two series of one
-phase), so resampling each series independently is the same as resampling each phase's
-repetitions independently. Each series gets one set of bootstrap median replicates (stats.py),
-shared by every ratio that uses it; a ratio's replicate b is the ratio of the series' replicates b.
+- drift:            gemm_drift = median(gemm total_ms of this run) / median(gemm total_ms of base):
+                    the same GEMM alone, measured for two runs; 1 when nothing drifted between them.
+                    Only for runs whose GEMM is not partitioned (otherwise the GEMM itself differs).
+
+Resampling. Each series gets one set of bootstrap median replicates, shared by every ratio that
+uses it; a ratio's replicate b is the ratio of the series' replicates b.
+
+- Captures that measure all runs of a scenario interleaved in rounds (each repetition knows its
+  round) are resampled **by round**: replicate b draws the scenario's rounds with replacement and
+  every series of every run of the scenario takes the repetitions of the drawn rounds. Ratios across
+  runs (against base) and across phases are then paired by round, so drift that moves a whole round
+  cancels, and the interval carries the round-to-round variation.
+- Older captures (no rounds) resample each series independently, from the exact bootstrap
+  distribution of its median (stats.bootstrap_medians): their against-base intervals do not
+  include drift between runs, and the report says so (``paired`` is false).
 """
 
 from __future__ import annotations
@@ -28,7 +39,8 @@ import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, no_ci, percentile_ci, rng_for, sorted_median)
+                                   bootstrap_medians, draw_round_counts, no_ci, percentile_ci,
+                                   round_resampled_medians, rng_for, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,7 @@ class Series:
     values: np.ndarray
     median: float
     replicates: np.ndarray
+    paired: bool = False  # replicates drawn by round (shared with the scenario's other series)
 
     @property
     def n(self) -> int:
@@ -55,19 +68,38 @@ class Series:
 class SeriesBank:
     """Creates each series' bootstrap replicates once, with a seed derived from its name.
 
-    The replicates of a scenario's base run are shared by all its runs; ``clear()`` after each
-    scenario keeps memory bounded by one scenario's series, not the whole trace's.
+    ``begin_scenario`` draws one set of round multiplicities for all runs of a scenario that were
+    measured in interleaved rounds; their series are resampled by round with it (paired). The
+    replicates of a scenario's base run are shared by all its runs; ``clear()`` after each scenario
+    keeps memory bounded by one scenario's series, not the whole trace's.
     """
 
     def __init__(self, settings: BootstrapSettings):
         self.settings = settings
         self._cache: dict[tuple, Series] = {}
+        self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
+        self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
 
     def clear(self) -> None:
         self._cache.clear()
+        self._round_pos = {}
+        self._counts = None
 
-    def _make(self, key: tuple, label: str, values: np.ndarray) -> Series:
+    def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun]) -> None:
+        """Draw the round resampling shared by every run of ``scenario`` that records rounds."""
+        self.clear()
+        ids = sorted({int(r) for run in runs for rounds in run.rounds.values() for r in rounds})
+        if len(ids) >= 2:
+            self._round_pos = {r: i for i, r in enumerate(ids)}
+            rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
+            self._counts = draw_round_counts(len(ids), self.settings.n_resamples, rng)
+
+    def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         srt = np.sort(values)
+        if rounds is not None and self._counts is not None and all(int(r) in self._round_pos for r in rounds):
+            cols = np.array([self._round_pos[int(r)] for r in rounds])
+            reps = round_resampled_medians(values, cols, self._counts)
+            return Series(label=label, values=values, median=sorted_median(srt), replicates=reps, paired=True)
         reps = bootstrap_medians(srt, self.settings.n_resamples, rng_for(self.settings.seed, *key), presorted=True)
         return Series(label=label, values=values, median=sorted_median(srt), replicates=reps)
 
@@ -77,13 +109,13 @@ class SeriesBank:
             values = run.series(phase, name)
             if values is None or values.size == 0:
                 return None
-            self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values)
+            self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values, run.rounds.get(phase))
         return self._cache[key]
 
-    def derived(self, key: tuple, label: str, values: np.ndarray) -> Series:
+    def derived(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         """A series computed per repetition (e.g. the overlap fraction), resampled like a measured one."""
         if key not in self._cache:
-            self._cache[key] = self._make(key, label, values)
+            self._cache[key] = self._make(key, label, values, rounds)
         return self._cache[key]
 
 
@@ -184,6 +216,8 @@ class RunMetrics:
     comm_slowdown: Estimate
     overlap: Estimate
     n_reps: dict[str, int] = field(default_factory=dict)
+    gemm_drift: Estimate = field(default_factory=lambda: missing("no base run to compare with"))
+    paired: bool = False  # against-base ratios resampled by round (run and base measured interleaved)
 
 
 def _overlap_series(run: MergedRun) -> np.ndarray | None:
@@ -218,7 +252,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     else:
         ref, note, b = "own", base_note, own
     names = ["T_s", "T_g", "T_c"]
-    own_ideal = estimate(ideal, [own[k] for k in names], names, conf)
+    own_ideal = estimate(ideal, [own[k] for k in names], names, conf, keep=b is own)
     own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
@@ -226,20 +260,22 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
-        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf)
+        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf, keep=True)
         p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
                                         [f"base {k}" for k in names] + ["T_cc"], conf)
-    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf)
+    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, keep=True)
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf)
     ov_values = _overlap_series(run)
     if ov_values is None:
         overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
     else:
-        s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values)
+        s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values,
+                         run.rounds.get("concurrent"))
         overlap = estimate(lambda x: x, [s], ["overlap"], conf)
+    drift, paired = _drift(run, base, own, b, conf)
     return RunMetrics(
-        run=run, base=base, reference=ref, reference_note=note,
+        run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired,
         medians={k: (v.median if v else None) for k, v in own.items()},
         base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
         ideal=p_ideal, realized=p_realized, fraction=p_fraction,
@@ -247,6 +283,17 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         gemm_slowdown=gemm_sd, comm_slowdown=comm_sd, overlap=overlap,
         n_reps={p: run.n_reps(p) for p in ("gemm", "comm", "serial", "concurrent")},
     )
+
+
+def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: float) -> tuple[Estimate, bool]:
+    """(this run's GEMM alone / base's GEMM alone, whether the against-base ratios are round-paired)."""
+    if base is None or base is run:
+        return missing("base run (its own reference)" if base is run else "no base run to compare with"), \
+            bool(own["T_s"] and own["T_s"].paired)
+    paired = all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
+    if run.params.get("gemm_sms") is not None:
+        return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
+    return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf), paired
 
 
 def find_base(group: Group, run: MergedRun) -> tuple[MergedRun | None, str | None]:
@@ -283,9 +330,13 @@ def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, runs in by_scenario.items():
             default = (None, f"no base run for scenario {name!r} in this group")
+            bank.begin_scenario(group.key, name, runs)
             for run in runs:
                 # A base run is its own reference (primary == own), whatever its variant.
                 base, why = (run, None) if run.strategy == "base" else bases.get(name, default)
+                if base is not None and base.link != run.link:
+                    base, why = None, (f"not compared with base: base moves its bytes over {base.link}, this "
+                                       f"run over {run.link} (runs over different links do different work)")
                 out.append(run_metrics(run, base, bank, why))
             bank.clear()  # the next scenario shares no series with this one
     return out

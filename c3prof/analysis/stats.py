@@ -134,6 +134,44 @@ def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator, *, presorte
 
 
 # ------------------------------------------------------------------------------------------------
+# Round-paired (cluster) bootstrap of medians
+# ------------------------------------------------------------------------------------------------
+
+def draw_round_counts(n_rounds: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_rounds) multiplicities: each replicate draws ``n_rounds`` rounds with replacement.
+
+    One draw serves every series of the runs measured in those rounds, so a ratio of two series
+    (T_s of base over T_cc of another strategy) is resampled *paired by round*: slow drift of the
+    GPU that moves both sides of a round together cancels in the ratio instead of widening, or
+    worse biasing, it.
+    """
+    picks = rng.integers(0, n_rounds, size=(n_resamples, n_rounds))
+    counts = np.zeros((n_resamples, n_rounds), dtype=np.int64)
+    np.add.at(counts, (np.arange(n_resamples)[:, None], picks), 1)
+    return counts
+
+
+def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Median of each replicate in which every value of round r appears ``counts[b, r]`` times.
+
+    Same convention as ``np.median`` (mean of the two middle values for an even count). A replicate
+    that drew none of this series' rounds gives NaN (its interval is then refused, with the reason).
+    """
+    order = np.argsort(values, kind="stable")
+    v = np.asarray(values, dtype=float)[order]
+    w = counts[:, np.asarray(round_index)[order]]            # (B, n) weight of each sorted value
+    cw = np.cumsum(w, axis=1)
+    total = cw[:, -1]
+    lo_rank = (total + 1) // 2                              # 1-based ranks of the two middle values
+    hi_rank = total // 2 + 1
+    i_lo = np.minimum((cw < lo_rank[:, None]).sum(axis=1), v.size - 1)
+    i_hi = np.minimum((cw < hi_rank[:, None]).sum(axis=1), v.size - 1)
+    out = 0.5 * (v[i_lo] + v[i_hi])
+    out[total == 0] = np.nan
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
 # Intervals from replicates
 # ------------------------------------------------------------------------------------------------
 
@@ -210,13 +248,21 @@ def bootstrap_ci(data: Sequence, statistic: Callable, *, n_resamples: int = DEFA
 
 
 def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.random.Generator,
-                         confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, CI]:
+                         confidence: float = DEFAULT_CONFIDENCE,
+                         include: np.ndarray | None = None) -> tuple[float, CI]:
     """Mean over units (scenarios) with a two-level bootstrap interval.
 
     ``points`` (S,) are the units' estimates; ``replicates`` (S, B) their repetition-level bootstrap
     replicates. Each outer replicate resamples S units with replacement, and for each drawn unit one
     of its replicates (a fresh resample of its repetitions), then averages: the interval carries both
     between-scenario spread and measurement noise. With one unit only the second level remains.
+
+    ``include`` (S, B), optional: whether unit s enters the mean in replicate b. The caller applies
+    to every replicate the same rule that chose the units of the point estimate (e.g. "ideal speedup
+    at least 1.05"), so the interval does not treat the choice of scenarios as fixed. Replicates in
+    which no drawn unit is included are dropped (the interval is then conditional on at least one
+    scenario entering; the CI's reason says how many were dropped); if more than half are, the
+    interval is refused.
     """
     points = np.asarray(points, dtype=float)
     reps = np.asarray(replicates, dtype=float)
@@ -224,5 +270,17 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     mean = float(points.mean())
     units = rng.integers(0, s, size=(b, s))
     draws = rng.integers(0, b, size=(b, s))
-    outer = reps[units, draws].mean(axis=1)
-    return mean, percentile_ci(outer, confidence)
+    if include is None:
+        return mean, percentile_ci(reps[units, draws].mean(axis=1), confidence)
+    keep = np.asarray(include, dtype=bool)[units, draws]
+    values = np.where(keep, reps[units, draws], 0.0)
+    n_in = keep.sum(axis=1)
+    empty = int((n_in == 0).sum())
+    if empty > 0.5 * b:
+        return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
+    outer = values.sum(axis=1)[n_in > 0] / n_in[n_in > 0]
+    ci = percentile_ci(outer, confidence)
+    if ci.ok and empty:
+        ci = CI(ci.low, ci.high, f"{empty} of {b} resamples drew no scenario passing the inclusion rule; "
+                                 "the interval is over the others")
+    return mean, ci

@@ -7,11 +7,19 @@ For each strategy of a group, rows with ``selection``:
 - ``best_per_scenario``  per scenario the variant with the highest point estimate: an *oracle* choice,
                          biased upward (it picks noise in its favour), shown to bound what tuning could reach.
 
-The mean is unweighted over the scenarios where the selection has a defined fraction of ideal and
-the ideal speedup is at least ``min_ideal`` (default 1.05; the others are listed as excluded); each
-row lists its scenarios, since strategies run on different scenario sets are not directly comparable.
+**Inclusion rule** (one rule, applied to the point estimate and to every bootstrap replicate alike):
+a scenario enters the mean when its (base) ideal speedup is at least ``min_ideal`` (default 1.05) and
+its fraction of ideal is defined. With less to gain, (realized - 1) / (ideal - 1) divides noise by
+noise. The point estimate is the unweighted mean over the scenarios that pass on their point values
+(the others are listed under ``excluded`` with the reason); in replicate b a drawn scenario enters
+when its ideal-speedup replicate b passes, so a scenario near the threshold is sometimes in and
+sometimes out, and the interval shows it. Each row lists its scenarios, since strategies run on
+different scenario sets are not directly comparable.
+
 The interval is a two-level (hierarchical) percentile bootstrap: resample scenarios, then for each
-drawn scenario one bootstrap replicate of its repetitions (stats.hierarchical_mean_ci).
+drawn scenario one bootstrap replicate of its repetitions (stats.hierarchical_mean_ci). Fractions
+above 100% (realized beyond the ideal: the GEMM or communication ran faster beside the other than
+alone) enter the mean but are listed under ``above_ideal`` so a reader can check them.
 """
 
 from __future__ import annotations
@@ -33,35 +41,41 @@ CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
 
 def _summary(group: Group, strategy: str, selection: str, variant: str | None, chosen: list[RunMetrics],
              excluded: list[dict], boot: BootstrapSettings, min_ideal: float) -> dict:
-    small_gain = [m for m in chosen if m.fraction.value is not None and m.ideal.value < min_ideal]
-    units = [m for m in chosen if m.fraction.value is not None and m not in small_gain]
+    passes = [m for m in chosen if m.fraction.value is not None and m.ideal.value >= min_ideal]
     excluded = excluded + [{"scenario": m.run.name, "variant": m.run.variant, "reason": m.fraction.ci.reason}
                            for m in chosen if m.fraction.value is None]
     excluded += [{"scenario": m.run.name, "variant": m.run.variant,
-                  "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"} for m in small_gain]
+                  "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"}
+                 for m in chosen if m.fraction.value is not None and m not in passes]
     row = {"platform": group.key, "strategy": strategy, "selection": selection, "variant": variant,
-           "oracle": selection == "best_per_scenario", "n_scenarios": len(units),
-           "scenarios": [m.run.name for m in units], "ci_method": CI_METHOD,
+           "oracle": selection == "best_per_scenario", "n_scenarios": len(passes),
+           "scenarios": [m.run.name for m in passes], "ci_method": CI_METHOD,
            "mean_fraction_of_ideal": None, "mean_fraction_ci": None, "ci_reason": None,
-           "reference_own": [m.run.name for m in units if m.reference == "own"], "excluded": excluded,
-           "mean_gemm_slowdown": _mean([m.gemm_slowdown.value for m in units]),
-           "mean_comm_slowdown": _mean([m.comm_slowdown.value for m in units])}
+           "reference_own": [m.run.name for m in passes if m.reference == "own"], "excluded": excluded,
+           "above_ideal": [m.run.name for m in passes if m.fraction.value > 1.0],
+           "unpaired": [m.run.name for m in passes if m.reference == "base" and not m.paired
+                        and m.run.strategy != "base"],
+           "mean_gemm_slowdown": _mean([m.gemm_slowdown.value for m in passes]),
+           "mean_comm_slowdown": _mean([m.comm_slowdown.value for m in passes])}
     if selection == "best_per_scenario":
-        row["chosen_variants"] = {m.run.name: m.run.variant for m in units}
-    if not units:
-        row["ci_reason"] = "no scenario with a defined fraction of ideal"
+        row["chosen_variants"] = {m.run.name: m.run.variant for m in passes}
+    if not passes:
+        row["ci_reason"] = "no scenario passes the inclusion rule"
         return row
-    points = np.array([m.fraction.value for m in units])
-    reps = np.stack([m.fraction.replicates for m in units])
+    # Candidates for the replicates: every scenario with replicates, whether or not its point passes.
+    cands = [m for m in chosen if m.fraction.replicates is not None and m.ideal.replicates is not None]
+    mean = float(np.mean([m.fraction.value for m in passes]))
     rng = rng_for(boot.seed, group.key, strategy, selection, variant or "")
-    mean, ci = hierarchical_mean_ci(points, reps, rng, boot.confidence)
-    small = [m.run.name for m in units if min(m.n_reps.values()) < MIN_REPS]
+    reps = np.stack([m.fraction.replicates for m in cands])
+    include = np.stack([m.ideal.replicates >= min_ideal for m in cands]) & np.isfinite(reps)
+    _, ci = hierarchical_mean_ci(np.array([mean]), reps, rng, boot.confidence, include=include)
+    small = [m.run.name for m in passes if min(m.n_reps.values()) < MIN_REPS]
     note = None
-    if small and len(units) == 1:
+    if small and len(passes) == 1:
         ci = no_ci(f"one scenario, with fewer than {MIN_REPS} repetitions in a phase")
     elif small:
         note = f"within-scenario spread is crude for {', '.join(small)} (fewer than {MIN_REPS} repetitions)"
-    elif len(units) == 1:
+    elif len(passes) == 1:
         note = "one scenario: the interval covers repetition noise only"
     row["mean_fraction_of_ideal"] = mean
     row["mean_fraction_ci"] = ci.as_list()

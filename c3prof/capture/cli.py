@@ -8,12 +8,14 @@ completed phase is in the trace; continue with --resume).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from c3prof.capture.strategies import DEFAULT_STRATEGIES, STRATEGIES
+from c3prof.backends import AUTO, names as backend_names
+from c3prof.capture.distributed import add_distributed_arguments
+from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
 from c3prof.errors import C3profError, TraceError
+from c3prof.plan.model import DEFAULT_STRATEGIES, STRATEGIES
 
 
 def _int_list(text: str) -> tuple[int, ...]:
@@ -28,7 +30,7 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: taxonomy)")
+    src.add_argument("--suite", help="built-in scenario suite (see `c3prof suites`; default: default)")
     src.add_argument("--scenarios", metavar="FILE", help="scenario TOML file (docs/scenarios.md)")
     p.add_argument("--only", metavar="NAMES", help="comma-separated scenario names to keep")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
@@ -41,15 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop once the relative noise (1.4826 MAD/median) is at most this (default 0.01)")
     p.add_argument("--phase-timeout", type=float, default=10.0, help="seconds per phase at most (default 10)")
     p.add_argument("--warmup", type=int, default=2, help="unrecorded repetitions before each phase (default 2)")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
-    p.add_argument("--rp-gemm-sms", type=_int_list, default=(96, 112, 120),
-                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 96,112,120)")
-    p.add_argument("--rp-comm-ctas", type=_int_list, default=(32,),
-                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default 32)")
-    p.add_argument("--sm-transport", default="sm_kernel", choices=("sm_kernel", "memcpy_d2d"),
-                   help="how base/sp/rp move bytes on one GPU (default sm_kernel)")
-    p.add_argument("--dma-transport", default="ce_h2d", choices=("ce_h2d", "ce_d2h"),
-                   help="copy-engine transfer used by dma (default ce_h2d)")
+    p.add_argument("--backend", default=AUTO,
+                   help=f"device backend: {', '.join(backend_names())} or {AUTO} (the first that sees a device; "
+                        f"default {AUTO})")
+    p.add_argument("--device", type=int, default=0, help="device index (default 0)")
+    p.add_argument("--rp-gemm-sms", type=_int_list, default=(104, 120),
+                   help="GEMM SM counts swept by rp and dma+rp (green contexts; default 104,120)")
+    p.add_argument("--rp-comm-ctas", type=_int_list, default=None,
+                   help="CTA counts of the SM copy kernel beside an unpartitioned GEMM (rp; default per "
+                        "link: 8 for PCIe, 32 for HBM)")
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
@@ -63,56 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random operands and transfer bytes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--inject-corruption", action="store_true", help=argparse.SUPPRESS)
-    from c3prof.capture.distributed import add_distributed_arguments
-
     add_distributed_arguments(p)
-
-
-def _check_output(path: Path, resume: bool) -> None:
-    """Catch an unusable --out before the GPU is touched."""
-    if resume:
-        if not path.exists():
-            raise TraceError(f"{path}: nothing to resume (file does not exist)")
-        if not os.access(path, os.W_OK):
-            raise TraceError(f"{path}: not writable")
-        return
-    if path.exists() and path.stat().st_size > 0:
-        raise TraceError(f"{path}: already exists; use --resume to continue it or choose another --out")
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
-    if not os.access(parent, os.W_OK):
-        raise TraceError(f"{path}: folder {parent} is not writable")
-
-
-def stopping_rule(args):
-    from c3prof.capture.stopping import StoppingRule
-
-    try:
-        return StoppingRule(min_reps=args.reps, max_reps=max(args.max_reps, args.reps), max_noise=args.max_noise,
-                            timeout_s=args.phase_timeout, warmup=args.warmup)
-    except ValueError as exc:
-        raise C3profError(str(exc)) from None
-
-
-def _load_scenarios(args):
-    from c3prof.scenarios import load_scenario_file, load_suite
-
-    scenarios = load_scenario_file(args.scenarios) if args.scenarios else load_suite(args.suite or "taxonomy")
-    if args.only:
-        keep = [n for n in args.only.split(",") if n]
-        unknown = sorted(set(keep) - {s.name for s in scenarios})
-        if unknown:
-            raise C3profError(f"--only: no scenario named {unknown[0]!r}")
-        scenarios = [s for s in scenarios if s.name in keep]
-    return scenarios
 
 
 def _check_resume_matches(existing, bench, plans) -> None:
     old_gpu = existing.machine.get("gpu", {}).get("name")
-    new_gpu = bench.nvml.identity().get("name")
+    new_gpu = bench.identity().get("name")
     if old_gpu and new_gpu and old_gpu != new_gpu:
         raise TraceError(f"{existing.path}: captured on {old_gpu}; this machine has {new_gpu}. Resume on the same GPU")
     planned = {p.id: p for p in plans}
@@ -122,10 +80,10 @@ def _check_resume_matches(existing, bench, plans) -> None:
 
 
 def run(args) -> int:
-    from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
-
-    from c3prof.capture.counters import parse_sources
     from c3prof.capture import distributed
+    from c3prof.capture.counters import parse_sources
+    from c3prof.plan.model import PlanOptions, parse_strategies
+    from c3prof.plan.strategies import plan_runs
 
     if getattr(args, "gpus", None) or distributed.under_torchrun():
         return distributed.run(args)   # multi-GPU: one rank per GPU, one trace per rank
@@ -135,20 +93,23 @@ def run(args) -> int:
     if args.counter_reps < 1:
         raise C3profError("--counter-reps must be positive")
     rule = stopping_rule(args)
-    scenarios = _load_scenarios(args)
+    scenarios = load_scenarios(args)
     out = Path(args.out)
-    _check_output(out, args.resume)
+    check_output(out, args.resume)
 
     # Only now touch the GPU (and import torch).
-    from c3prof.backends.cuda.bench import CudaBench
+    from c3prof.backends import get_backend
+    from c3prof.capture.phases import PhaseTimer
     from c3prof.capture.progress import SweepProgress
     from c3prof.capture.runner import CaptureOptions, Runner
     from c3prof.trace import TraceWriter
 
-    bench = CudaBench(device=args.device, seed=args.seed)
+    backend = get_backend(args.backend)
+    backend.prepare_environment()
+    bench = backend.open_bench(args.device, args.seed, PhaseTimer)
     plans = plan_runs(scenarios, strategies, PlanOptions(
         sm_count=bench.sm_count, greatest_priority=bench.priority_range[1], rp_gemm_sms=args.rp_gemm_sms,
-        rp_comm_ctas=args.rp_comm_ctas, sm_transport=args.sm_transport, dma_transport=args.dma_transport))
+        rp_comm_ctas=args.rp_comm_ctas))
     for s in scenarios:
         bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
     writer = TraceWriter(out, resume=args.resume, command=["c3prof", *sys.argv[1:]])

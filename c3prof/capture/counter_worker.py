@@ -1,10 +1,10 @@
-"""The process Nsight Compute profiles: each chosen phase inside one cudaProfilerStart/Stop range.
+"""The process a vendor profiler runs: each chosen phase inside one profiler start/stop range.
 
     ncu --replay-mode app-range ... python -m c3prof.capture.counter_worker PLAN.json RESULTS.jsonl
 
-PLAN.json: {"device", "seed", "reps", "items": [{"scenario": {...}, "variant": {...params...},
-"phases": [...]}]}. For every item and phase, in order: warm up outside any range, then
-profiler_start, enqueue ``reps`` repetitions (no gate kernel: its sleep would be counted),
+PLAN.json: {"backend", "device", "seed", "reps", "items": [{"scenario": {...}, "variant":
+{...params...}, "phases": [...]}]}. For every item and phase, in order: warm up outside any
+range, then profiler_start, enqueue ``reps`` repetitions (no gate kernel: its sleep would be counted),
 profiler_stop, and read the repetitions' event times; the same batch is also timed unprofiled
 just before, for the perturbation figure. One line per range goes to RESULTS.jsonl
 (run, phase, reps, timed samples), so ranges can be matched to ncu's rows by order. With
@@ -20,15 +20,17 @@ import sys
 
 def main(argv: list[str]) -> int:
     plan_path, results_path = argv
-    from c3prof import _dma
-    from c3prof.backends.cuda.bench import CudaBench
-    from c3prof.capture.strategies import Variant
+    from c3prof.backends import get_backend
+    from c3prof.capture.phases import PhaseTimer
+    from c3prof.plan.model import Variant
     from c3prof.scenarios import Scenario
     from c3prof.trace import run_id
 
     with open(plan_path) as f:
         plan = json.load(f)
-    bench = CudaBench(device=plan["device"], seed=plan["seed"])
+    backend = get_backend(plan["backend"])
+    backend.prepare_environment()
+    bench = backend.open_bench(plan["device"], plan["seed"], PhaseTimer)
     reps = plan["reps"]
     with open(results_path, "a") as out:
         setups = {}
@@ -47,10 +49,10 @@ def main(argv: list[str]) -> int:
                     v.timer.run_batch(phase, 2)                      # warm-up, outside the range
                     # The same batch unprofiled, then profiled: their ratio is ncu's perturbation.
                     unprofiled = v.timer.finish_batch(phase, v.timer.enqueue_batch(phase, reps, gate=False), reps)
-                    _dma.device_synchronize()
-                    _dma.profiler_start()
+                    bench.synchronize()
+                    bench.profiler_start()
                     pool = v.timer.enqueue_batch(phase, reps, gate=False)
-                    _dma.profiler_stop()
+                    bench.profiler_stop()
                     samples = v.timer.finish_batch(phase, pool, reps)
                     out.write(json.dumps({"item": index, "run": run_id(scenario.name, variant.strategy, variant.name),
                                           "phase": phase, "reps": reps, "profiled_ms": samples["total_ms"],

@@ -22,31 +22,31 @@ Guarantees, and how:
   (torchrun stopping the others when a rank dies) ends a rank with a message. Every completed
   phase is already flushed to the rank's trace (one fsynced line per record); ``--resume`` continues
   from what *all* ranks completed.
+
+The agreement primitives live in capture/agreement.py; the device side (collectives, polling
+event waits) in the backend, which receives the control group through the backend interface.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from c3prof.capture.stopping import StoppingRule
-from c3prof.errors import C3profError, NoGPUError
+from c3prof.backends import get_backend
+from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
+from c3prof.capture.inputs import check_output, load_scenarios, stopping_rule
+from c3prof.errors import C3profError, NoGPUError, PeerFailed
+from c3prof.plan.collectives import parse_dma_collectives
+from c3prof.plan.model import PlanOptions, parse_strategies
+from c3prof.plan.strategies import plan_runs
 
-ABORT_KEY = "c3prof/abort"
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
-
-
-class PeerFailed(RuntimeError):
-    """Another rank failed (its message is in the abort key) or stopped answering."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -95,13 +95,8 @@ def rank_path(out: str | Path, rank: int) -> Path:
     return out.with_name(f"{out.stem}.rank{rank}{out.suffix}") if out.suffix else out.with_name(f"{out.name}.rank{rank}")
 
 
-def visible_gpu_count() -> int:
-    from c3prof import _dma
-
-    try:
-        return _dma.device_count()
-    except _dma.CudaError:
-        return 0
+def visible_gpu_count(backend) -> int:
+    return backend.device_count()
 
 
 def spawn_command(argv: list[str], gpus: int) -> list[str]:
@@ -122,101 +117,15 @@ def spawn_command(argv: list[str], gpus: int) -> list[str]:
 
 
 def spawn(args, argv: list[str] | None = None) -> int:
-    n = visible_gpu_count()
+    backend = get_backend(args.backend)
+    n = visible_gpu_count(backend)
     if args.gpus > n and not args.share_gpu:
         raise NoGPUError(f"--gpus {args.gpus}: only {n} GPU(s) visible on this node")
-    from c3prof.backends.cuda.device import cuda_env_defaults
-
-    cuda_env_defaults()
+    backend.prepare_environment()
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = spawn_command(argv, args.gpus)
     print("c3prof capture: " + " ".join(cmd[1:]), file=sys.stderr)
     return subprocess.call(cmd, env=os.environ.copy())
-
-
-# ------------------------------------------------------------------------------------------------
-# Control group: host-side agreement over gloo, with an abort key in the rendezvous store
-# ------------------------------------------------------------------------------------------------
-
-class Control:
-    def __init__(self, dist, group, store, rank: int, world: int, timeout_s: float):
-        self.dist, self.group, self.store = dist, group, store
-        self.rank, self.world, self.timeout_s = rank, world, timeout_s
-        self._last_check = 0.0
-
-    def all_gather(self, obj) -> list:
-        self.check_abort()
-        out = [None] * self.world
-        try:
-            self.dist.all_gather_object(out, obj, group=self.group)
-        except Exception as exc:
-            self.check_abort(force=True)
-            raise PeerFailed(f"a peer rank left or did not answer within {self.timeout_s:.0f} s "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
-        return out
-
-    def barrier(self) -> None:
-        self.all_gather(None)
-
-    def abort(self, message: str) -> None:
-        try:
-            self.store.set(ABORT_KEY, message)
-        except Exception:
-            pass
-
-    def check_abort(self, force: bool = False) -> None:
-        """Raise PeerFailed if a rank announced a failure (checked at most every 0.5 s)."""
-        now = time.monotonic()
-        if self.store is None or (not force and now - self._last_check < 0.5):
-            return
-        self._last_check = now
-        try:
-            if self.store.check([ABORT_KEY]):
-                raise PeerFailed(self.store.get(ABORT_KEY).decode())
-        except PeerFailed:
-            raise
-        except Exception:
-            return
-
-
-class AgreedStoppingRule(StoppingRule):
-    """A StoppingRule whose decision is the same on every rank: a phase stops when every rank's
-    local rule says stop (the reason recorded is the local one). Not a dataclass of its own: the
-    agreement function stays out of describe()/asdict()."""
-
-    def __init__(self, base: StoppingRule, agree):
-        super().__init__(**asdict(base))
-        object.__setattr__(self, "_agree", agree)
-
-    def stop_reason(self, samples, elapsed_s: float):
-        local = super().stop_reason(samples, elapsed_s)
-        reasons = self._agree(local)
-        if all(r is not None for r in reasons):
-            return local
-        return None
-
-
-def plan_digest(plans, extra: dict) -> str:
-    doc = {"runs": [[p.id, p.scenario.to_dict(), p.variant.params()] for p in plans], "options": extra}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def check_agreement(values: list, what: str) -> None:
-    """Raise C3profError (the same message on every rank) unless all ranks hold the same value."""
-    if all(v == values[0] for v in values):
-        return
-    groups: dict = {}
-    for r, v in enumerate(values):
-        groups.setdefault(json.dumps(v, sort_keys=True, default=str), []).append(r)
-    parts = [f"ranks {','.join(map(str, rs))}: {k[:160]}" for k, rs in groups.items()]
-    raise C3profError(f"ranks disagree on {what}: " + "; ".join(parts) +
-                      " (start every rank with the same command line and scenario files)")
-
-
-def agreed_done(existing_sets: list[list]) -> set:
-    """Phases every rank has completed (a rank that died mid-phase re-measures it with the others)."""
-    sets = [set(map(tuple, s)) for s in existing_sets]
-    return set.intersection(*sets) if sets else set()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -234,166 +143,226 @@ def run(args) -> int:
     return run_rank(args)
 
 
-def run_rank(args, bench_factory=None) -> int:  # noqa: C901 (one linear story)
-    """One rank's capture. ``bench_factory(ctrl=..., rank=..., world=..., device=..., timeout=...)``
-    replaces the CUDA bench (the GPU-free tests drive this function with a synthetic bench over gloo)."""
-    from c3prof.backends.cuda.device import cuda_env_defaults
-    from c3prof.capture.cli import _check_output, _load_scenarios, stopping_rule
-    from c3prof.capture.strategies import PlanOptions, parse_strategies, plan_runs
-    from c3prof.collectives.variants import parse_dma_collectives
+@dataclass(frozen=True)
+class RankPlace:
+    """Where this process sits in the torchrun job (from its environment)."""
 
-    cuda_env_defaults()
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ["LOCAL_RANK"])
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-    strategies = parse_strategies(args.strategies)
-    dma_colls = parse_dma_collectives(args.dma_collectives)
-    rule = stopping_rule(args)
-    scenarios = _load_scenarios(args)
-    out = rank_path(args.out, rank)
-    _check_output(out, args.resume)
-    gpu = bench_factory is None
-    device = 0
-    if gpu:
-        n_gpus = visible_gpu_count()
-        if n_gpus == 0:
-            raise NoGPUError(f"rank {rank}: no usable GPU")
-        if local_world > n_gpus and not args.share_gpu:
-            raise NoGPUError(f"{local_world} ranks on this node but {n_gpus} GPU(s) visible "
-                             f"(use at most --nproc-per-node {n_gpus})")
-        device = local_rank % n_gpus
+    rank: int
+    world: int
+    local_rank: int
+    local_world: int
 
-    import torch.distributed as dist
+    @classmethod
+    def from_environ(cls) -> "RankPlace":
+        world = int(os.environ["WORLD_SIZE"])
+        return cls(int(os.environ["RANK"]), world, int(os.environ["LOCAL_RANK"]),
+                   int(os.environ.get("LOCAL_WORLD_SIZE", world)))
 
-    timeout = timedelta(seconds=args.collective_timeout)
-    if not gpu or args.share_gpu:
-        dist.init_process_group("gloo", timeout=timeout)
-    else:
-        import torch
 
-        torch.cuda.set_device(device)
-        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", device))
-    store = dist.distributed_c10d._get_default_store()
-    ctrl = Control(dist, dist.new_group(backend="gloo", timeout=timeout), store, rank, world, args.collective_timeout)
+def _choose_device(backend, place: RankPlace, share_gpu: bool) -> int:
+    n_gpus = visible_gpu_count(backend)
+    if n_gpus == 0:
+        raise NoGPUError(f"rank {place.rank}: no usable GPU")
+    if place.local_world > n_gpus and not share_gpu:
+        raise NoGPUError(f"{place.local_world} ranks on this node but {n_gpus} GPU(s) visible "
+                         f"(use at most --nproc-per-node {n_gpus})")
+    return place.local_rank % n_gpus
 
-    def on_term(signum, frame):
-        raise Terminated()
 
-    signal.signal(signal.SIGTERM, on_term)
-    writer = None
-    code = 1
-    try:
-        if gpu:
-            from c3prof.backends.cuda.collectives import DistributedCudaBench
-        from c3prof.capture.progress import SweepProgress
-        from c3prof.capture.runner import CaptureOptions, Runner
-        from c3prof.trace import TraceWriter
+def _on_sigterm(signum, frame):
+    raise Terminated()
 
-        if gpu:
-            bench = DistributedCudaBench(device=device, seed=args.seed, ctrl=ctrl, rank=rank, world=world,
-                                         nccl=not args.share_gpu, timeout=timeout, dma_api=args.dma_api,
-                                         dma_chunks=args.dma_chunks, dma_streams=args.dma_streams,
-                                         inplace=not args.out_of_place, deadline_s=args.collective_timeout)
+
+def run_rank(args, bench_factory=None) -> int:
+    """One rank's capture: agree on the plan, set up, sweep, tear down.
+
+    ``bench_factory(ctrl=..., rank=..., world=..., device=..., timeout=...)`` replaces the backend's
+    bench (the GPU-free tests drive this function with a synthetic bench over gloo)."""
+    backend = None if bench_factory is not None else get_backend(args.backend)
+    if backend is not None:
+        backend.prepare_environment()
+    place = RankPlace.from_environ()
+    rank_capture = RankCapture(args, place, backend, bench_factory)
+    rank_capture.connect()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    return rank_capture.teardown(rank_capture.guarded_sweep())
+
+
+class RankCapture:
+    """The four stages of one rank's capture, in order: inputs and device (__init__), connection
+    to the other ranks (connect), agreed setup and sweep (guarded_sweep), teardown."""
+
+    def __init__(self, args, place: RankPlace, backend, bench_factory):
+        self.args, self.place, self.backend, self.bench_factory = args, place, backend, bench_factory
+        # Everything checkable before touching a device or a peer.
+        self.strategies = parse_strategies(args.strategies)
+        self.dma_collectives = parse_dma_collectives(args.dma_collectives)
+        self.rule = stopping_rule(args)
+        self.scenarios = load_scenarios(args)
+        self.out = rank_path(args.out, place.rank)
+        check_output(self.out, args.resume)
+        self.device = 0 if backend is None else _choose_device(backend, place, args.share_gpu)
+        self.timeout = timedelta(seconds=args.collective_timeout)
+        self.writer = None
+        self.dist = self.ctrl = None
+
+    # -- connection ----------------------------------------------------------------------------------
+
+    def connect(self) -> None:
+        import torch.distributed as dist
+
+        if self.backend is None:
+            dist.init_process_group("gloo", timeout=self.timeout)
         else:
-            bench = bench_factory(ctrl=ctrl, rank=rank, world=world, device=device, timeout=timeout)
+            self.backend.init_process_group(dist, self.device, self.timeout,
+                                            device_collectives=not self.args.share_gpu)
+        store = dist.distributed_c10d._get_default_store()
+        group = dist.new_group(backend="gloo", timeout=self.timeout)
+        self.dist = dist
+        self.ctrl = Control(dist, group, store, self.place.rank, self.place.world, self.args.collective_timeout)
+
+    # -- setup ---------------------------------------------------------------------------------------
+
+    def open_bench(self):
+        from c3prof.capture.phases import PhaseTimer
+
+        if self.backend is None:
+            return self.bench_factory(ctrl=self.ctrl, rank=self.place.rank, world=self.place.world,
+                                      device=self.device, timeout=self.timeout)
+        return self.backend.open_distributed_bench(self.device, self.args.seed, PhaseTimer, self.ctrl,
+                                                   self.timeout, self.args)
+
+    def plan(self, bench) -> list:
+        args = self.args
         opts = PlanOptions(sm_count=bench.sm_count, greatest_priority=bench.priority_range[1],
                            rp_gemm_sms=args.rp_gemm_sms, rp_comm_ctas=args.rp_comm_ctas,
-                           sm_transport=args.sm_transport, dma_transport=args.dma_transport,
-                           distributed=True, dma_collectives=dma_colls)
-        plans = plan_runs(scenarios, strategies, opts)
+                           distributed=True, dma_collectives=self.dma_collectives)
+        plans = plan_runs(self.scenarios, self.strategies, opts)
         if args.share_gpu:
             nccl_runs = [p.id for p in plans if p.variant.transport in ("nccl", "nccl_ce")]
             if nccl_runs:
                 raise C3profError(f"--share-gpu: NCCL cannot run two ranks on one GPU, but {len(nccl_runs)} planned "
                                   f"run(s) use it (e.g. {nccl_runs[0]}); use --strategies dma "
                                   f"--dma-collectives dma_push,dma_pull")
-        digest = plan_digest(plans, {"rule": asdict(rule), "dma": [args.dma_api, args.dma_chunks, args.dma_streams],
-                                     "inplace": not args.out_of_place, "world": world})
-        described = {"plan_hash": digest, "world_size": world,
-                     "scenarios": [[sc.name, sc.comm.op, sc.comm.bytes, sc.gemm.label] for sc in scenarios],
-                     "strategies": list(strategies), "stopping": asdict(rule),
-                     "dma": [args.dma_api, args.dma_chunks, args.dma_streams, not args.out_of_place]}
-        views = ctrl.all_gather(described)
+        return plans
+
+    def agree_on_plan(self, plans) -> tuple[str, str]:
+        """Every rank must run the same plan; returns (plan digest, capture id)."""
+        args, rule = self.args, self.rule
+        dma = [args.dma_api, args.dma_chunks, args.dma_streams]
+        digest = plan_digest(plans, {"rule": asdict(rule), "dma": dma, "inplace": not args.out_of_place,
+                                     "world": self.place.world})
+        described = {"plan_hash": digest, "world_size": self.place.world,
+                     "scenarios": [[sc.name, sc.comm.op, sc.comm.bytes, sc.gemm.label] for sc in self.scenarios],
+                     "strategies": list(self.strategies), "stopping": asdict(rule),
+                     "dma": [*dma, not args.out_of_place]}
+        views = self.ctrl.all_gather(described)
         for key in ("world_size", "scenarios", "strategies", "stopping", "dma", "plan_hash"):
             check_agreement([v[key] for v in views], f"the capture plan ({key})")
-        capture_id = ctrl.all_gather(os.urandom(8).hex())[0]
-        # Does every scenario fit on every rank? One rank's failure stops all, with its reason.
+        return digest, self.ctrl.all_gather(os.urandom(8).hex())[0]
+
+    def agree_fits(self, bench, plans) -> None:
+        """Does every scenario fit on every rank? One rank's failure stops all, with its reason."""
         problems = []
-        for s in scenarios:
+        for s in self.scenarios:
             try:
                 bench.check_fits(s, {p.variant.transport for p in plans if p.scenario is s})
             except C3profError as exc:
                 problems.append(str(exc))
-        all_problems = ctrl.all_gather(problems)
+        all_problems = self.ctrl.all_gather(problems)
         if any(all_problems):
             r, msgs = next((r, m) for r, m in enumerate(all_problems) if m)
             raise C3profError(f"rank {r}: {msgs[0]}")
-        writer = TraceWriter(out, resume=args.resume, rank=rank, world_size=world,
-                             command=["c3prof", *sys.argv[1:]])
-        existing = writer.existing
-        bench.distributed_info = {
-            "capture_id": capture_id, "plan_hash": digest, "rank": rank, "world_size": world,
-            "local_rank": local_rank, "local_world_size": local_world, "device": device,
-            "rank_files": [rank_path(args.out, r).name for r in range(world)],
-            "backend": "gloo (control) + " + ("none: --share-gpu" if args.share_gpu else "nccl"),
-            "share_gpu": bool(args.share_gpu), "dma_api": args.dma_api, "dma_chunks": args.dma_chunks,
-            "dma_streams": args.dma_streams, "inplace": not args.out_of_place}
-        done = agreed_done(ctrl.all_gather(sorted(existing.completed_phases()) if existing else []))
+
+    def distributed_info(self, digest: str, capture_id: str) -> dict:
+        args, place = self.args, self.place
+        return {"capture_id": capture_id, "plan_hash": digest, "rank": place.rank, "world_size": place.world,
+                "local_rank": place.local_rank, "local_world_size": place.local_world, "device": self.device,
+                "rank_files": [rank_path(args.out, r).name for r in range(place.world)],
+                "backend": "gloo (control) + " + ("none: --share-gpu" if args.share_gpu else "nccl"),
+                "share_gpu": bool(args.share_gpu), "dma_api": args.dma_api, "dma_chunks": args.dma_chunks,
+                "dma_streams": args.dma_streams, "inplace": not args.out_of_place}
+
+    # -- sweep ---------------------------------------------------------------------------------------
+
+    def sweep(self) -> int:
+        from c3prof.capture.progress import SweepProgress
+        from c3prof.capture.runner import CaptureOptions, Runner
+        from c3prof.trace import TraceWriter
+
+        args, rank, world = self.args, self.place.rank, self.place.world
+        bench = self.open_bench()
+        plans = self.plan(bench)
+        digest, capture_id = self.agree_on_plan(plans)
+        self.agree_fits(bench, plans)
+        self.writer = TraceWriter(self.out, resume=args.resume, rank=rank, world_size=world,
+                                  command=["c3prof", *sys.argv[1:]])
+        existing = self.writer.existing
+        bench.distributed_info = self.distributed_info(digest, capture_id)
+        done = agreed_done(self.ctrl.all_gather(sorted(existing.completed_phases()) if existing else []))
         progress = SweepProgress(enabled=not args.quiet and rank == 0)
         if rank != 0:
             progress.scenario_done = lambda name, rows: None
-
-        def agree(local):
-            return ctrl.all_gather(local)
-
-        runner = Runner(bench, writer, CaptureOptions(rule=AgreedStoppingRule(rule, agree),
-                                                      inject_corruption=args.inject_corruption,
-                                                      evidence=not args.no_evidence), progress, existing=existing)
+        runner = Runner(bench, self.writer, CaptureOptions(rule=AgreedStoppingRule(self.rule, self.ctrl.all_gather),
+                                                           inject_corruption=args.inject_corruption,
+                                                           evidence=not args.no_evidence), progress, existing=existing)
         runner.done = done
         summary = runner.run(plans)
-        results = ctrl.all_gather({"phases": summary.phases_measured, "failed": summary.runs_failed,
-                                   "invalid": summary.validation_failures, "file": str(out)})
-        bad = any(r["failed"] or r["invalid"] for r in results)
-        if rank == 0:
-            print(f"c3prof capture: {world} ranks finished; traces: " +
+        return self.report(summary)
+
+    def report(self, summary) -> int:
+        results = self.ctrl.all_gather({"phases": summary.phases_measured, "failed": summary.runs_failed,
+                                        "invalid": summary.validation_failures, "file": str(self.out)})
+        if self.place.rank == 0:
+            print(f"c3prof capture: {self.place.world} ranks finished; traces: " +
                   ", ".join(r["file"] for r in results), file=sys.stderr)
             for r, res in enumerate(results):
                 if res["failed"] or res["invalid"]:
                     print(f"c3prof capture: rank {r}: {len(res['failed'])} run(s) failed, {len(res['invalid'])} "
                           f"collective(s) did not validate", file=sys.stderr)
-        code = 1 if bad else 0
-    except Terminated:
-        _rank_print(rank, f"stopped by the launcher (SIGTERM), usually because another rank failed; every "
-                          f"completed phase is kept in {out}; continue with the same command plus --resume")
-        code = 143
-    except KeyboardInterrupt:
-        _rank_print(rank, f"interrupted; completed phases are kept in {out}; continue with --resume")
-        code = 130
-    except PeerFailed as exc:
-        _rank_print(rank, f"stopped because another rank failed: {exc}; completed phases are kept in {out}")
-        code = 1
-    except C3profError as exc:
-        ctrl.abort(f"rank {rank}: {exc}")
-        _rank_print(rank, f"error: {exc}")
-        code = exc.exit_code
-    except Exception as exc:
-        ctrl.abort(f"rank {rank}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-        _rank_print(rank, f"failed: {type(exc).__name__}: {exc}")
-        import traceback
+        return 1 if any(r["failed"] or r["invalid"] for r in results) else 0
 
-        traceback.print_exc()
-        code = 1
-    finally:
-        if writer is not None:
-            writer.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if code == 0:
+    def guarded_sweep(self) -> int:
+        """The sweep, with every way it can end turned into an exit status and one message."""
+        rank, out = self.place.rank, self.out
         try:
-            dist.destroy_process_group()
-        except Exception:
-            pass
-        return 0
-    # A peer may be stuck in a collective or a device wait that will never finish: leave without
-    # running teardown that could wait for it (every record is already on disk).
-    os._exit(code)
+            return self.sweep()
+        except Terminated:
+            _rank_print(rank, f"stopped by the launcher (SIGTERM), usually because another rank failed; every "
+                              f"completed phase is kept in {out}; continue with the same command plus --resume")
+            return 143
+        except KeyboardInterrupt:
+            _rank_print(rank, f"interrupted; completed phases are kept in {out}; continue with --resume")
+            return 130
+        except PeerFailed as exc:
+            _rank_print(rank, f"stopped because another rank failed: {exc}; completed phases are kept in {out}")
+            return 1
+        except C3profError as exc:
+            self.ctrl.abort(f"rank {rank}: {exc}")
+            _rank_print(rank, f"error: {exc}")
+            return exc.exit_code
+        except Exception as exc:
+            self.ctrl.abort(f"rank {rank}: {first_line(exc)}")
+            _rank_print(rank, f"failed: {type(exc).__name__}: {exc}")
+            import traceback
+
+            traceback.print_exc()
+            return 1
+        finally:
+            if self.writer is not None:
+                self.writer.close()
+
+    # -- teardown ------------------------------------------------------------------------------------
+
+    def teardown(self, code: int) -> int:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if code == 0:
+            try:
+                self.dist.destroy_process_group()
+            except Exception:
+                pass
+            return 0
+        # A peer may be stuck in a collective or a device wait that will never finish: leave without
+        # running teardown that could wait for it (every record is already on disk).
+        os._exit(code)

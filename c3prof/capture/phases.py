@@ -16,7 +16,10 @@ Repetitions are enqueued in batches without host synchronization, behind a short
 gate) that lets the host enqueue the whole batch before the GPU starts it: otherwise the second
 launch of a concurrent pair could reach an idle GPU late, and launch gaps would be timed. The
 phases of a run are measured in alternating short batches (measure_interleaved), so clock and
-temperature drift during the run cannot bias the ratios between phases.
+temperature drift during the run cannot bias the ratios between phases. ``measure_rounds`` goes
+further: it measures the phases of *several runs* (every strategy and variant of a scenario) in the
+same rounds, so that a ratio between runs (a strategy against base) compares samples taken side by
+side, and every repetition records its round for the round-paired bootstrap of the report.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
+from c3prof.backends.base import EventPool, Workload
 from c3prof.capture.stopping import StoppingRule, relative_noise
 
 S, G0, G1, C0, C1 = range(5)
@@ -33,34 +37,19 @@ EVENTS_PER_REP = 5
 PHASES = ("gemm", "comm", "serial", "concurrent")
 
 
-class Workload(Protocol):
-    """Something enqueued on a stream: a GEMM or a transport. ``rep`` selects rotating inputs."""
-
-    def launch(self, stream: Any, rep: int) -> None: ...
-
-
-class EventPool(Protocol):
-    """c3prof._dma.EventPool's interface (a fake implements it in the GPU-free tests)."""
-
-    size: int
-
-    def record(self, i: int, stream: Any) -> None: ...
-    def wait(self, i: int, stream: Any) -> None: ...
-    def synchronize(self, i: int) -> None: ...
-    def elapsed_from(self, base: int, indices) -> list[float]: ...
-
-
 @dataclass
 class PhaseResult:
     samples: dict[str, list[float]]
     stop: dict
+    rounds: list[int] | None = None      # each repetition's round (measure_rounds)
+    round_group: str | None = None       # names the sweep whose rounds these are
 
 
 class PhaseTimer:
     """Enqueue and time repetitions of one run's phases on its two streams.
 
     ``streams`` map "gemm"/"comm" to objects the workloads and the pool understand (the CUDA
-    backend passes a pair of c3prof._dma.Stream and torch stream). ``gate(stream, n_reps)``
+    backend passes a pair of runtime-extension and torch streams). ``gate(stream, n_reps)``
     enqueues the pre-batch GPU sleep.
     """
 
@@ -210,3 +199,78 @@ class PhaseTimer:
             "relative_noise": round(relative_noise(samples[p]["total_ms"]), 6),
             "elapsed_s": round(spent[p], 4), "rounds": rounds[p], "interleaved_with": [q for q in phases if q != p]})
             for p in phases}
+
+
+# ------------------------------------------------------------------------------------------------
+# Several runs in the same rounds
+# ------------------------------------------------------------------------------------------------
+
+MIN_ROUNDS = 6  # a round-paired bootstrap needs several rounds to resample
+
+
+@dataclass
+class Unit:
+    """One phase of one run, measured in every round of a scenario's sweep."""
+
+    key: str                      # the run id
+    timer: PhaseTimer
+    phase: str
+    before: Callable[[], None] = lambda: None         # before each measured batch (e.g. poison)
+    # Right after each batch, before another unit reuses the scenario's buffers (e.g. validate);
+    # gets the round index.
+    after: Callable[[int], None] = lambda round_index: None
+
+
+def reps_per_round(rule: StoppingRule) -> int:
+    return max(1, math.ceil(rule.min_reps / MIN_ROUNDS))
+
+
+def _sweep_reason(units: list[Unit], samples: dict, rule: StoppingRule, rounds: int, spent: float) -> str | None:
+    counts = [len(samples[id(u)]["total_ms"]) for u in units]
+    if rounds >= MIN_ROUNDS and min(counts) >= rule.min_reps and all(
+            relative_noise(samples[id(u)]["total_ms"]) <= rule.max_noise for u in units):
+        return "noise"
+    if max(counts) >= rule.max_reps:
+        return "max_reps"
+    if spent >= rule.timeout_s * len(units):
+        return "timeout"
+    return None
+
+
+def measure_rounds(units: list[Unit], rule: StoppingRule, round_group: str) -> dict[int, PhaseResult]:
+    """Measure every unit in every round until the scenario-wide stopping rule is met.
+
+    A round gives each unit one batch of ``reps_per_round(rule)`` repetitions, units in a fixed
+    order. The sweep stops, for all units together (so they keep equal repetitions and rounds), when
+    every unit has at least ``min_reps`` repetitions with relative noise <= ``max_noise`` after at
+    least MIN_ROUNDS rounds ("noise"), when a unit reaches ``max_reps``, or when the sweep has spent
+    ``timeout_s`` per unit. Returns a PhaseResult per unit (keyed by ``id(unit)``) whose
+    ``rounds`` list gives each repetition's round.
+    """
+    if rule.warmup:
+        for u in units:
+            u.timer.run_batch(u.phase, rule.warmup)
+    n = reps_per_round(rule)
+    samples: dict[int, dict[str, list[float]]] = {id(u): {} for u in units}
+    rounds_of: dict[int, list[int]] = {id(u): [] for u in units}
+    spent, rounds, reason = 0.0, 0, None
+    while reason is None:
+        for u in units:
+            u.before()
+            t0 = time.perf_counter()
+            for key, values in u.timer.run_batch(u.phase, n).items():
+                samples[id(u)].setdefault(key, []).extend(values)
+            spent += time.perf_counter() - t0
+            rounds_of[id(u)].extend([rounds] * n)
+            u.after(rounds)
+        rounds += 1
+        reason = _sweep_reason(units, samples, rule, rounds, spent)
+    out = {}
+    for u in units:
+        total = samples[id(u)]["total_ms"]
+        out[id(u)] = PhaseResult(samples=samples[id(u)], stop={
+            "reason": reason, "reps": len(total), "warmup": rule.warmup, "relative_noise":
+            round(relative_noise(total), 6), "elapsed_s": round(spent, 4), "rounds": rounds,
+            "reps_per_round": n, "interleaved_with": "every phase of every run of the scenario"},
+            rounds=rounds_of[id(u)], round_group=round_group)
+    return out

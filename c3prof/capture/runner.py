@@ -3,14 +3,17 @@
 Order of work (each step appended to the trace as soon as it completes):
   1. a ``machine`` record (every session, so a resumed capture records the clocks it ran at);
   2. ``ceilings`` once per trace; ``engine_evidence`` once per transport and trace;
-  3. per scenario (buffers allocated once), per variant: the phases gemm, comm, serial,
-     concurrent, in alternating short batches; before each communication batch the destination
-     is poisoned, after it the transfer is validated byte for byte (one ``validation`` record
-     per phase covers all its batches);
+  3. per scenario (buffers allocated once, every variant opened at once): the phases gemm, comm,
+     serial, concurrent of *every* run of the scenario, in the same rounds (phases.measure_rounds),
+     so strategies are compared on samples taken side by side; each repetition records its round.
+     Before each communication batch the destination is poisoned, after it the transfer is
+     validated byte for byte (one ``validation`` record per phase covers all its batches). A
+     copy-engine run whose transport the engine evidence shows on SMs (same-device copies on
+     H200) is not measured: an ``error`` record with ``not_applicable`` says why, with the evidence;
   4. an ``end`` record with the clocks at the end.
 
 Resume: phases already in the trace are skipped, so an interrupted capture loses at most the
-run it was in (a run's phases are measured interleaved and written together). A run that fails recoverably (out of memory, a partition the GPU cannot make)
+scenario it was in (its runs are measured interleaved and written together). A run that fails recoverably (out of memory, a partition the GPU cannot make)
 gets an ``error`` record and the sweep continues; anything else stops the capture after an
 ``end`` record with status "failed".
 """
@@ -19,12 +22,13 @@ from __future__ import annotations
 
 import statistics
 import time
+import uuid
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from c3prof.capture.phases import PHASES
+from c3prof.capture.phases import PHASES, Unit, measure_rounds
 from c3prof.capture.stopping import StoppingRule
-from c3prof.capture.strategies import RunPlan
+from c3prof.plan.model import RunPlan
 from c3prof.trace import Trace, TraceWriter
 
 
@@ -51,9 +55,12 @@ class CaptureSummary:
 
 
 def _phase_record(plan: RunPlan, phase: str, params: dict, result) -> dict:
-    return {"record": "phase", "run": plan.id, "scenario": plan.scenario.to_dict(),
-            "strategy": plan.variant.strategy, "variant": plan.variant.name, "params": params,
-            "phase": phase, "samples": result.samples, "stop": result.stop}
+    rec = {"record": "phase", "run": plan.id, "scenario": plan.scenario.to_dict(),
+           "strategy": plan.variant.strategy, "variant": plan.variant.name, "params": params,
+           "phase": phase, "samples": result.samples, "stop": result.stop}
+    if result.rounds is not None:
+        rec.update(rounds=result.rounds, round_group=result.round_group)
+    return rec
 
 
 class Runner:
@@ -67,6 +74,9 @@ class Runner:
         self.summary = CaptureSummary()
         self.medians: dict[str, dict[str, float]] = {}   # run id -> phase -> median total_ms
         self._gpm_recorded = False
+        # transport -> carrier measured by engine evidence (this session's or the resumed trace's)
+        self.carriers: dict[str, str] = {e["transport"]: e["carrier"]
+                                         for e in (existing.engine_evidence if existing else [])}
 
     def todo(self, plans: list[RunPlan]) -> list[tuple[RunPlan, list[str]]]:
         out = []
@@ -86,7 +96,9 @@ class Runner:
             for t in dict.fromkeys(p.variant.transport for p in plans):
                 if t not in seen:
                     self.progress.note(f"measuring which engine carries {t}")
-                    self.writer.write(self.bench.engine_evidence_record(t))
+                    rec = self.bench.engine_evidence_record(t)
+                    self.carriers[t] = rec["carrier"]
+                    self.writer.write(rec)
 
     def run(self, plans: list[RunPlan]) -> CaptureSummary:
         work = self.todo(plans)
@@ -130,22 +142,92 @@ class Runner:
             self._fail([p.id for p, _ in group], exc)
             self.progress.advance(sum(len(m) for _, m in group))
             return
+        opened = []
         try:
             for plan, missing in group:
-                self._run(setup, plan, missing)
+                if self._not_applicable(plan):
+                    self.progress.advance(len(missing))
+                    continue
+                try:
+                    opened.append((plan, missing, self.bench.open_variant(setup, plan.variant)))
+                except Exception as exc:
+                    if not self.bench.recoverable(exc):
+                        raise
+                    self._fail([plan.id], exc)
+                    self.progress.advance(len(missing))
+            if opened:
+                self._measure(scenario.name, opened)
         finally:
+            for _, _, variant in opened:
+                variant.close()
             setup.close()
         self.progress.scenario_done(scenario.name, [(p, self.medians.get(p.id, {})) for p, _ in group])
 
+    def _not_applicable(self, plan: RunPlan) -> bool:
+        """A copy-engine run whose transport was measured on another engine: not a DMA transfer here."""
+        v = plan.variant
+        measured = self.carriers.get(v.transport)
+        if v.carrier != "copy_engine" or measured != "sm":   # unknown evidence: measure, the report flags it
+            return False
+        self.writer.write({"record": "error", "run": plan.id, "phase": None, "not_applicable": True,
+                           "strategy": v.strategy, "link": v.link, "transport": v.transport,
+                           "message": f"not applicable: {v.strategy} needs a copy-engine path over {v.link}, but "
+                                      f"{v.transport} was measured on {measured} (engine_evidence record of "
+                                      f"{v.transport}); no other link is substituted"})
+        self.progress.note(f"{plan.id}: not applicable ({v.transport} runs on {measured} here)")
+        return True
+
+    def _units(self, plan: RunPlan, missing: list[str], variant, checks: dict) -> list[Unit]:
+        units = []
+        for phase in missing:
+            if phase == "gemm":
+                units.append(Unit(plan.id, variant.timer, phase))
+                continue
+            checks[(plan.id, phase)] = []
+
+            def after(round_index, plan=plan, phase=phase, transport=variant.transport):
+                corrupt = self.options.inject_corruption and phase == "concurrent" and round_index == 0
+                checks[(plan.id, phase)].append({**transport.validate(corrupt=corrupt), "injected_corruption": corrupt})
+
+            units.append(Unit(plan.id, variant.timer, phase, before=variant.transport.poison, after=after))
+        return units
+
+    def _measure(self, scenario: str, opened: list) -> None:
+        """Every missing phase of every opened run of one scenario, in the same rounds."""
+        checks: dict[tuple[str, str], list[dict]] = {}
+        units = {}
+        for plan, missing, variant in opened:
+            self.progress.describe(plan.id)
+            for u in self._units(plan, missing, variant, checks):
+                units[(plan.id, u.phase)] = u
+        try:
+            results = measure_rounds(list(units.values()), self.options.rule, f"{scenario}@{uuid.uuid4().hex[:12]}")
+        except Exception as exc:
+            if not self.bench.recoverable(exc):
+                raise
+            self._fail([p.id for p, _, _ in opened], exc)
+            self.progress.advance(sum(len(m) for _, m, _ in opened))
+            return
+        for plan, missing, variant in opened:
+            for phase in missing:
+                result = results[id(units[(plan.id, phase)])]
+                self.writer.write(_phase_record(plan, phase, variant.params, result))
+                self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
+                self.summary.phases_measured += 1
+                if phase != "gemm":
+                    self._validation(plan, phase, checks[(plan.id, phase)])
+            if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
+                for phase in missing:
+                    self._gpm(variant, plan, phase)
+            self.progress.advance(len(missing))
+
     def _profiled_counters(self, plans: list[RunPlan]) -> None:
-        from c3prof.capture.counters import collect_ncu, collect_pm_sampling
+        from c3prof.capture.counters import collect_profiled
 
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
-        cc = (self.bench.props["cc_major"], self.bench.props["cc_minor"])
         o = self.options
-        for wanted, source, collect, extra in ((o.ncu, "ncu", collect_ncu, (cc,)),
-                                               (o.pm_sampling, "pm_sampling", collect_pm_sampling, ())):
+        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling")):
             if not wanted:
                 continue
             have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
@@ -153,8 +235,8 @@ class Runner:
             chosen = [p for p in plans if p.variant.strategy in o.counter_strategies
                       and any((p.id, ph) not in have for ph in o.counter_phases)]
             if chosen:
-                collect(chosen, self.writer, self.bench.device, *extra, self.bench.seed, o.counter_reps,
-                        list(o.counter_phases), o.ncu_replay, self.progress.note)
+                collect_profiled(source, chosen, self.writer, self.bench, o.counter_reps, list(o.counter_phases),
+                                 o.ncu_replay, self.progress.note)
 
     def _gpm(self, variant, plan: RunPlan, phase: str) -> None:
         rec, reason = self.bench.gpm_phase_record(variant, phase, self.medians[plan.id][phase], plan.id)
@@ -185,44 +267,3 @@ class Runner:
             self.progress.note(f"[red]VALIDATION FAILED[/red] {plan.id}:{phase}: {rec['mismatched_bytes']} bytes "
                                f"differ in {len(bad)} of {len(checks)} checked batches")
 
-    def _run(self, setup, plan: RunPlan, missing: list[str]) -> None:
-        try:
-            variant = self.bench.open_variant(setup, plan.variant)
-        except Exception as exc:
-            if not self.bench.recoverable(exc):
-                raise
-            self._fail([plan.id], exc)
-            self.progress.advance(len(missing))
-            return
-        try:
-            self.progress.describe(plan.id)
-            checks: dict[str, list[dict]] = {p: [] for p in missing if p != "gemm"}
-
-            def before(phase):
-                if phase != "gemm":
-                    variant.transport.poison()
-
-            def after(phase, last):
-                if phase != "gemm":
-                    corrupt = self.options.inject_corruption and phase == "concurrent" and last
-                    checks[phase].append({**variant.transport.validate(corrupt=corrupt), "injected_corruption": corrupt})
-
-            results = variant.timer.measure_interleaved(missing, self.options.rule, before, after)
-            for phase in missing:
-                result = results[phase]
-                self.writer.write(_phase_record(plan, phase, variant.params, result))
-                self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
-                self.summary.phases_measured += 1
-                if phase != "gemm":
-                    self._validation(plan, phase, checks[phase])
-            if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
-                for phase in missing:
-                    self._gpm(variant, plan, phase)
-            self.progress.advance(len(missing))
-        except Exception as exc:
-            if not self.bench.recoverable(exc):
-                raise
-            self._fail([plan.id], exc)
-            self.progress.advance(len(missing))
-        finally:
-            variant.close()

@@ -52,6 +52,16 @@ def platform_suffixes(report: dict) -> dict[str, str]:
     return {n: "_" + slug(n) for n in names}
 
 
+def readable_log_axis(ax) -> None:
+    """A log y axis with plain-number labels at 1-2-5 steps (not only at powers of ten)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
 def default_rows(report: dict, platform: str) -> list[dict]:
     """The results of one platform's default variants: what the bar figures draw."""
     return [r for r in report["results"] if r["platform"] == platform and r["default_variant"]]
@@ -69,26 +79,30 @@ def scenario_layout(rows: list[dict]) -> tuple[list[str], list[str], dict[str, s
 
 def grouped_bars(ax, rows: list[dict], value_key: str, ci_key: str, scen: list[str], strategies: list[str],
                  classes: dict[str, str], *, clip: tuple[float, float] | None = None, base: float = 0.0,
-                 fmt: str = "{:.2f}") -> None:
+                 skip: dict[tuple[str, str], str] | None = None) -> None:
     """One group of bars per scenario (a bar per strategy, default variant), with asymmetric error bars.
 
     Bars start at ``base`` (0 for fractions, 1 for slowdowns). With ``clip`` the axis is limited to
-    that range: a bar or interval beyond it is cut at the edge and its value is written there, so one
-    extreme scenario does not flatten all the others. Missing values are marked "n/a".
+    that range: a bar beyond it ends at the edge with a triangle pointing out of the plot (the exact
+    value is in the report's tables), so one extreme scenario does not flatten all the others and no
+    labels collide. Missing values are marked "n/a"; ``skip`` maps (scenario, strategy) to a short
+    reason drawn instead of a bar (e.g. a fraction that is not meaningful).
     """
     width = 0.8 / max(len(strategies), 1)
     by = {(r["scenario"], r["strategy"]): r for r in rows}
+    skip = skip or {}
     lo_lim, hi_lim = clip if clip else (-np.inf, np.inf)
     for j, strat in enumerate(strategies):
-        xs, ys, lo, hi, no_ci = [], [], [], [], []
+        xs, ys, lo, hi, no_ci, cut = [], [], [], [], [], []
         for i, s in enumerate(scen):
             r = by.get((s, strat))
             if r is None:
                 continue
             x = i - 0.4 + width * (j + 0.5)
             v = r[value_key]
-            if v is None:
-                ax.text(x, base, "n/a", rotation=90, ha="center", va="bottom", fontsize=6, color="0.4")
+            if (s, strat) in skip or v is None:
+                ax.text(x, base, skip.get((s, strat), "n/a"), rotation=90, ha="center", va="bottom", fontsize=6,
+                        color="0.4")
                 continue
             shown = float(np.clip(v, lo_lim, hi_lim))
             ci = r[ci_key]
@@ -99,12 +113,13 @@ def grouped_bars(ax, rows: list[dict], value_key: str, ci_key: str, scen: list[s
             if not ci:
                 no_ci.append((x, shown))
             if shown != v:
-                ax.text(x, shown, fmt.format(v), rotation=90, ha="center", va="bottom" if v > hi_lim else "bottom",
-                        fontsize=6, color="black", clip_on=False)
+                cut.append((x, shown, "^" if v > hi_lim else "v"))
         ax.bar(xs, [y - base for y in ys], bottom=base, width=width * 0.95, color=color(strat, strategies),
                label=strat, yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
         if no_ci:
             ax.plot(*zip(*no_ci), linestyle="none", marker="x", color="black", markersize=4)
+        for x, y, marker in cut:
+            ax.plot([x], [y], marker=marker, color="black", markersize=5, clip_on=False, zorder=5)
     if clip:
         ax.set_ylim(*clip)
     ax.set_xticks(range(len(scen)), scen, rotation=30, ha="right", fontsize=7)

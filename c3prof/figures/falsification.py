@@ -1,4 +1,5 @@
-"""(c) The falsification plot: GEMM slowdown beside a DMA transfer vs beside an SM transfer."""
+"""(e) The falsification plot: GEMM slowdown beside a DMA transfer vs beside the SM carrier of the same
+bytes over the same link, with the paired difference's verdict above each pair."""
 
 from __future__ import annotations
 
@@ -26,12 +27,13 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
                         color="#2ca02c", capsize=3, label="beside DMA transfer" if i == 0 else None)
         if f["sm_slowdown"] is not None:
             ax.errorbar([i + 0.12], [f["sm_slowdown"]], yerr=_err(f["sm_slowdown"], f["sm_slowdown_ci"]), fmt="s",
-                        color="#7f7f7f", capsize=3, label="beside SM transfer (control)")
+                        color="#7f7f7f", capsize=3, label="beside the SM carrier, same bytes and link (control)")
         ax.text(i, 1.0, f["verdict"], transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=7,
                 color=VERDICT_COLORS.get(f["verdict"], "black"), fontweight="bold")
     ax.axhline(1.0, color="black", linewidth=0.8, label="GEMM alone")
     ax.axhline(1.0 + tol, color="black", linewidth=0.8, linestyle="--", label=f"1 + tolerance ({1 + tol:g})")
-    labels = [f"{f['gemm']['label']}\n{f['transfer']['label'] if f['transfer'] else 'no DMA run'}" for f in entries]
+    labels = [f"{f['gemm']['label']}\n{f['transfer']['label'] + ' ' + (f.get('link') or '') if f['transfer'] else 'no DMA run'}"
+              for f in entries]
     ax.set_xticks(range(len(entries)), labels, fontsize=7, rotation=20, ha="right")
     ax.set_xlim(-0.5, len(entries) - 0.5)
     ax.set_ylabel("GEMM slowdown (x)")

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matplotlib.ticker import FuncFormatter
-
-from c3prof.figures.common import default_rows, grouped_bars, new_figure, save, scenario_layout
+from c3prof.figures.common import default_rows, grouped_bars, new_figure, readable_log_axis, save, scenario_layout
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
@@ -21,9 +19,7 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
         lo, hi = min(vals + [1.0]), max(vals + [1.0])
         if hi / lo > 3:
             # Slowdowns are ratios and can span 1x..300x (a kernel queued behind the other): log scale.
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+            readable_log_axis(ax)
             clip = (lo / 1.2, hi * 1.5)
         else:
             clip = (min(0.9, lo - 0.05), hi * 1.08)

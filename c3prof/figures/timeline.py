@@ -16,22 +16,24 @@ MAX_REPS = 40
 MAX_SERIES = 4
 
 
-def pick_run(dataset: Dataset, wanted: str | None) -> MergedRun | None:
-    """The named run, else the first DMA run over copy engines, else the first run with a concurrent phase."""
-    runs = [(g, r) for g in dataset.groups for r in g.runs.values() if "concurrent" in r.phases]
+def pick_run(dataset: Dataset, wanted: str | None, report: dict | None = None) -> MergedRun | None:
+    """The named run; else the base run of the GC-equal scenario with the largest ideal speedup (the
+    pair where overlap matters most); else the first run with a concurrent phase."""
+    runs = {r.id: r for g in dataset.groups for r in g.runs.values() if "concurrent" in r.phases}
     if wanted:
-        for _, r in runs:
-            if r.id == wanted:
-                return r
+        if wanted in runs:
+            return runs[wanted]
         raise C3profError(f"--timeline-run: no run {wanted!r} with a concurrent phase in the traces")
-    for g, r in runs:
-        if r.strategy == "dma" and g.carrier(r.transport)[0] == "copy_engine":
-            return r
-    return runs[0][1] if runs else None
+    rows = [r for r in (report or {}).get("results", []) if r["run"] in runs and r["ideal_speedup"] is not None
+            and r["strategy"] == "base"]
+    rows.sort(key=lambda r: (r["taxonomy"] != "GC-equal", -r["ideal_speedup"]))
+    if rows:
+        return runs[rows[0]["run"]]
+    return next(iter(runs.values()), None)
 
 
-def plot(dataset: Dataset, outdir: Path, wanted: str | None = None) -> list[Path]:
-    run = pick_run(dataset, wanted)
+def plot(dataset: Dataset, outdir: Path, wanted: str | None = None, report: dict | None = None) -> list[Path]:
+    run = pick_run(dataset, wanted, report)
     if run is None:
         return []
     cc = run.phases["concurrent"]

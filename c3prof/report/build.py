@@ -46,19 +46,27 @@ def method_rules(settings: ReportSettings, split_by: str) -> list[dict]:
             "gemm_slowdown = median concurrent gemm_ms / median isolated GEMM time of the same run (comm likewise); "
             "fraction undefined (null) when ideal <= 1."},
         {"name": "intervals", "rule":
-            f"{conf} percentile bootstrap, {settings.boot.n_resamples} resamples, seed {settings.boot.seed}; "
-            "each phase's repetitions resampled independently; medians' bootstrap replicates drawn from their "
-            "exact distribution (order statistics of Beta variates; identical to resampling, no repetition "
-            f"dropped); null with a reason when a phase has fewer than {MIN_REPS} repetitions, when the resampled "
-            "statistic has no spread (identical repetitions), or when ideal <= 1 in some resamples."},
+            f"{conf} percentile bootstrap, {settings.boot.n_resamples} resamples, seed {settings.boot.seed}. "
+            "Runs measured interleaved in rounds (every strategy of a scenario in the same rounds) are resampled "
+            "by round: each replicate draws the scenario's rounds with replacement and every series of every "
+            "run takes the repetitions of the drawn rounds, so against-base ratios are paired and carry the "
+            "round-to-round drift ('paired': true). Older captures: each phase's repetitions resampled "
+            "independently, medians' replicates drawn from their exact distribution ('paired': false; drift "
+            f"between runs is then not in the interval). Null with a reason when a phase has fewer than {MIN_REPS} "
+            "repetitions, when the resampled statistic has no spread, or when ideal <= 1 in some resamples."},
         {"name": "strategy_mean", "rule": CI_METHOD + "; 'best_per_scenario' is an oracle choice (biased upward); "
-            "'default' is the first variant listed for the strategy in the trace; scenarios whose ideal speedup "
-            f"is below {settings.min_ideal} are left out of the means (listed under 'excluded'): with almost "
-            "nothing to gain, (realized - 1) / (ideal - 1) divides noise by noise."},
+            "'default' is the first variant listed for the strategy in the trace. Inclusion rule, applied to the "
+            f"point estimate and to every bootstrap replicate alike: a scenario enters when its ideal speedup is at "
+            f"least {settings.min_ideal} (--min-gain) and its fraction is defined; with less to gain, "
+            "(realized - 1) / (ideal - 1) divides noise by noise. Fractions above 100% enter but are listed."},
+        {"name": "links", "rule":
+            "a run is compared with its scenario's base run only when both move their bytes over the same link "
+            "(pcie_h2d, pcie_d2h, pcie_bidir, hbm, nvlink); otherwise it is reported against its own phases."},
         {"name": "merging", "rule":
-            f"groups by {split_by}; a trace_id read twice is skipped; the same run in several traces of a group "
-            "has its repetitions pooled per phase (all ranks and captures); a run missing a phase is listed as "
-            "incomplete and left out of the results."},
+            f"groups by {split_by}; a trace_id read twice is skipped; the rank traces of one distributed capture "
+            "are combined per repetition by the maximum over ranks (n counts repetitions; rank_spread shows "
+            "the per-rank medians); the same run in several captures of a group has its repetitions pooled "
+            "per phase; a run missing a phase is listed as incomplete and left out of the results."},
         *tax.rules(settings.threshold, settings.plateau_fraction),
         {"name": "falsification", "rule": fals.rule_text(settings.falsification)},
     ]
@@ -71,7 +79,32 @@ def _est(prefix: str, e: Estimate, reasons: dict, ci_key: str | None = None) -> 
     return {prefix: e.value, ci_key: e.ci_list}
 
 
-def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy) -> dict:
+def _flags(m: RunMetrics, min_ideal: float) -> list[str]:
+    """Plain-language warnings a reader needs before trusting a row's fraction of ideal."""
+    out = []
+    if m.ideal.value is not None and m.ideal.value < min_ideal:
+        out.append(f"ideal {m.ideal.value:.3f} < {min_ideal}: too little to gain, compare realized with ideal "
+                   "instead of reading the fraction")
+    if m.fraction.value is not None and m.fraction.value > 1.0:
+        out.append(f"fraction {m.fraction.value:.0%} > 100%: faster together than the ideal allows; check the "
+                   "slowdowns (a kernel ran faster beside the other than alone)")
+    if m.reference == "base" and m.run.strategy != "base" and not m.paired:
+        out.append("not measured interleaved with base: drift between the runs is not in the intervals")
+    d = m.gemm_drift
+    if d.value is not None and d.ci.ok and not d.ci.contains(1.0):
+        out.append(f"GEMM alone differs from base's by {d.value - 1:+.1%} (drift or a different GEMM setup)")
+    return out
+
+
+def _rank_spread(m: RunMetrics) -> dict | None:
+    """Per phase: per-rank medians and their max/min ratio, for a run combined over ranks."""
+    spread = {p: v for p, v in m.run.rank_medians.items() if len(v) > 1}
+    if not spread:
+        return None
+    return {p: {"ranks": len(v), "medians_ms": v, "max_over_min": max(v) / min(v)} for p, v in spread.items()}
+
+
+def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy, min_ideal: float = DEFAULT_MIN_IDEAL) -> dict:
     run = m.run
     carrier, evidence = group.carrier(run.transport)
     reasons: dict[str, str] = {}
@@ -80,7 +113,7 @@ def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy) -> dict:
         "platform": group.key, "scenario": run.name, "strategy": run.strategy, "variant": run.variant,
         "run": run.id, "default_variant": group.variant_order[run.strategy][0] == run.variant,
         "gemm": fals.gemm_json(run), "comm": run.scenario.get("comm", {}),
-        "transport": run.transport, "carrier": carrier, "carrier_evidence": evidence,
+        "transport": run.transport, "link": run.link, "carrier": carrier, "carrier_evidence": evidence,
         "taxonomy": t.scenario_class, "taxonomy_detail": t.to_json(),
         "reference": m.reference, "reference_note": m.reference_note,
         "n_reps": min(m.n_reps.values()), "n_reps_by_phase": m.n_reps,
@@ -95,6 +128,8 @@ def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy) -> dict:
         **_est("gemm_slowdown", m.gemm_slowdown, reasons),
         **_est("comm_slowdown", m.comm_slowdown, reasons),
         **_est("overlap_fraction", m.overlap, reasons),
+        **_est("gemm_drift", m.gemm_drift, reasons),
+        "paired": m.paired, "rank_spread": _rank_spread(m), "flags": _flags(m, min_ideal),
         "ci_reasons": reasons,
         "validation_ok": (all(v["ok"] for v in run.validations) if run.validations else None),
         "sources": run.sources,
@@ -137,7 +172,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         "inputs": [dict(i.to_json(), path=display_path(i.path)) for i in dataset.inputs],
         "machine": [], "rules": method_rules(settings, dataset.split_by),
         "results": [], "strategies": [], "comm_sweeps": [], "falsification": [],
-        "alerts": [], "incomplete": [], "errors": [],
+        "alerts": [], "incomplete": [], "errors": [], "not_applicable": [],
         "validation": {"failures": [], "unvalidated_dma_runs": []},
         "notes": list(dataset.notes),
     }
@@ -157,7 +192,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
             own = (m.medians["T_g"], m.medians["T_c"])
             base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
             t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
-            report["results"].append(_result(group, m, t))
+            report["results"].append(_result(group, m, t, settings.min_ideal))
         report["strategies"].extend(summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
@@ -178,5 +213,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
                                                         f"(transport {v.get('transport')!r})"})
             if run.strategy == "dma" and run.complete and not run.validations:
                 report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
-        report["errors"].extend(dict(_strip(e), platform=group.key) for e in group.errors)
+        for e in group.errors:
+            key = "not_applicable" if e.get("not_applicable") else "errors"
+            report[key].append(dict(_strip(e), platform=group.key))
     return report

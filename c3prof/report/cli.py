@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--figures", metavar="DIR", help="write figures as PNG and PDF")
     out.add_argument("--perfetto", metavar="FILE", help="write a Chrome trace JSON for ui.perfetto.dev")
     out.add_argument("--quiet", action="store_true", help="do not print the terminal report")
+    out.add_argument("--wide", action="store_true",
+                     help="terminal report with every column (link, intervals of every ratio, drift, pairing); "
+                          "about 230 columns instead of 100")
     out.add_argument("--strict", action="store_true",
                      help="exit with status 1 when the report has alerts (failed validation, DMA not on copy engines)")
     ana = parser.add_argument_group("analysis")
@@ -112,7 +115,7 @@ def run(args) -> int:
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render
 
-        render(report)
+        render(report, wide=args.wide)
     if written and not args.quiet:
         print(f"c3prof report: wrote {len(written)} file(s): {', '.join(written)}",
               file=sys.stderr if to_stdout else sys.stdout)

@@ -13,7 +13,8 @@ CI = (list, type(None))  # [low, high] or null (then a reason says why)
 
 TOP = {"schema": str, "schema_version": int, "c3prof_version": str, "settings": dict, "split_by": str,
        "inputs": list, "machine": list, "rules": list, "results": list, "strategies": list, "comm_sweeps": list,
-       "falsification": list, "alerts": list, "incomplete": list, "errors": list, "validation": dict, "notes": list}
+       "falsification": list, "alerts": list, "incomplete": list, "errors": list, "not_applicable": list,
+       "validation": dict, "notes": list}
 
 RESULT = {"platform": str, "scenario": str, "strategy": str, "variant": str, "run": str, "default_variant": bool,
           "gemm": dict, "comm": dict, "transport": (str, type(None)), "carrier": str, "taxonomy": str,
@@ -22,16 +23,20 @@ RESULT = {"platform": str, "scenario": str, "strategy": str, "variant": str, "ru
           "realized_speedup": NULLABLE_NUM, "realized_speedup_ci": CI, "fraction_of_ideal": NULLABLE_NUM,
           "fraction_ci": CI, "own": dict, "gemm_slowdown": NULLABLE_NUM, "gemm_slowdown_ci": CI,
           "comm_slowdown": NULLABLE_NUM, "comm_slowdown_ci": CI, "overlap_fraction": NULLABLE_NUM,
-          "overlap_fraction_ci": CI, "ci_reasons": dict, "validation_ok": (bool, type(None)), "sources": list}
+          "overlap_fraction_ci": CI, "ci_reasons": dict, "validation_ok": (bool, type(None)), "sources": list,
+          "link": str, "paired": bool, "gemm_drift": NULLABLE_NUM, "gemm_drift_ci": CI, "flags": list,
+          "rank_spread": (dict, type(None))}
 
 STRATEGY = {"platform": str, "strategy": str, "selection": str, "variant": (str, type(None)), "oracle": bool,
             "n_scenarios": int, "scenarios": list, "mean_fraction_of_ideal": NULLABLE_NUM, "mean_fraction_ci": CI,
-            "ci_reason": (str, type(None)), "ci_method": str, "excluded": list, "reference_own": list}
+            "ci_reason": (str, type(None)), "ci_method": str, "excluded": list, "reference_own": list,
+            "above_ideal": list, "unpaired": list}
 
 FALSIFICATION = {"platform": str, "gpu": str, "premise": str, "gemm": dict, "transfer": (dict, type(None)),
                  "sm_transfer": (dict, type(None)), "slowdown": NULLABLE_NUM, "slowdown_ci": CI,
                  "overlap_fraction": NULLABLE_NUM, "sm_slowdown": NULLABLE_NUM, "sm_slowdown_ci": CI,
-                 "verdict": str, "reason": str, "rule": str, "evidence": str, "counters": (dict, type(None))}
+                 "verdict": str, "reason": str, "rule": str, "evidence": str, "counters": (dict, type(None)),
+                 "link": (str, type(None)), "dma_minus_sm": NULLABLE_NUM, "dma_minus_sm_ci": CI, "paired": bool}
 
 MACHINE = {"platform": str, "gpu_name": str, "gpu": dict, "versions": dict, "hosts": list, "sources": list,
            "ceilings": dict, "machine_balance_flop_per_byte": dict, "engine_evidence": list}

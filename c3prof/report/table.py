@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from rich import box
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -46,15 +47,21 @@ def _counter(entry: dict | None, kind: str) -> str:
     return text.replace(" [-]", " (1 meas.)" if entry.get("n", 2) == 1 or "single" in str(entry.get("note")) else " [-]")
 
 
-def make_console(file=None) -> Console:
+def _table(title: str) -> Table:
+    """Compact tables: no vertical rules, one space of padding (the default report fits 100 columns)."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+
+
+def make_console(file=None, wide: bool = False) -> Console:
     file = file or sys.stdout
-    # Tables are wide; when not on a terminal (pipes, CI logs) do not squeeze them into 80 columns.
-    width = None if file.isatty() else int(os.environ.get("COLUMNS", "200"))
+    # The default report fits 100 columns; --wide needs about 230. Off a terminal (pipes, CI logs)
+    # use $COLUMNS or that width, instead of squeezing tables into 80 columns.
+    width = None if file.isatty() else int(os.environ.get("COLUMNS", "240" if wide else "100"))
     return Console(file=file, width=width, highlight=False, soft_wrap=False)
 
 
 def _inputs(con: Console, rep: dict) -> None:
-    t = Table(title="Traces", title_justify="left", show_edge=False)
+    t = _table("Traces")
     for col in ("file", "rank/world", "host", "group", "status"):
         t.add_column(col)
     for i in rep["inputs"]:
@@ -75,86 +82,126 @@ def _inputs(con: Console, rep: dict) -> None:
                       f"median {p['median']:.3f}x, range {p['min']:.3f}-{p['max']:.3f}{gemm}")
 
 
-def _results(con: Console, rep: dict, platform: str) -> None:
+CLASS_SHORT = {"GC-equal": "GC=", "G-long": "G-long", "C-long": "C-long"}
+
+
+def _compact_row(r: dict, first: bool) -> list[str]:
+    flag = "!" if r.get("flags") else ""
+    return [r["scenario"] if first else "", CLASS_SHORT.get(r["taxonomy"], r["taxonomy"]) if first else "",
+            f"{r['strategy']}/{r['variant']}" + ("*" if r["default_variant"] else ""),
+            _x(r["ideal_speedup"], None, 2).replace(" [-]", ""),
+            _x(r["realized_speedup"], None, 2).replace(" [-]", ""),
+            _pct(r["fraction_of_ideal"], r["fraction_ci"]),
+            _x(r["gemm_slowdown"], None, 2).replace(" [-]", ""), _x(r["comm_slowdown"], None, 2).replace(" [-]", ""),
+            flag]
+
+
+def _wide_row(r: dict, first: bool) -> list[str]:
+    d = r["taxonomy_detail"]
+    return [r["scenario"] if first else "", r["taxonomy"] if first else "",
+            d["gemm"]["class"].replace("-bound", ""), d["comm"].replace("-bound", ""), r.get("link") or "-",
+            r["strategy"], r["variant"] + ("*" if r["default_variant"] else ""), r["reference"],
+            _x(r["ideal_speedup"], r["ideal_speedup_ci"], 2), _x(r["realized_speedup"], r["realized_speedup_ci"], 2),
+            _pct(r["fraction_of_ideal"], r["fraction_ci"]),
+            "-" if r["reference"] == "own" else _pct(r["own"]["fraction_of_ideal"]).replace(" [-]", ""),
+            _x(r["gemm_slowdown"], r["gemm_slowdown_ci"]), _x(r["comm_slowdown"], r["comm_slowdown_ci"]),
+            _x(r.get("gemm_drift"), r.get("gemm_drift_ci")), "yes" if r.get("paired") else "no", str(r["n_reps"])]
+
+
+COMPACT_COLUMNS = ("scenario", "class", "strategy/variant", "ideal", "real.", "fraction of ideal", "G sd", "C sd", "")
+WIDE_COLUMNS = ("scenario", "class", "GEMM", "comm", "link", "strategy", "variant", "ref", "ideal", "realized",
+                "fraction of ideal", "own frac.", "GEMM slowdown", "comm slowdown", "GEMM drift", "paired", "n")
+
+
+def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None:
     rows = [r for r in rep["results"] if r["platform"] == platform]
     if not rows:
         return
     conf = f"{rep['settings']['confidence']:.0%}"
-    t = Table(title=f"Results on {platform} (medians; {conf} bootstrap intervals; * = default variant)",
-              title_justify="left")
-    for col in ("scenario", "class", "GEMM", "comm", "strategy", "variant", "ref", "ideal", "realized",
-                "fraction of ideal", "own frac.", "GEMM slowdown", "comm slowdown", "n"):
-        t.add_column(col, no_wrap=col in ("scenario", "fraction of ideal", "GEMM slowdown", "comm slowdown"))
+    t = _table(f"Results on {platform} (medians; {conf} intervals; * default variant; ! see flags)")
+    for col in WIDE_COLUMNS if wide else COMPACT_COLUMNS:
+        t.add_column(col, no_wrap=col != "scenario", max_width=None if wide or col != "scenario" else 24,
+                     min_width=16 if col == "scenario" else None, overflow="fold")
     last = None
     for r in rows:
-        d = r["taxonomy_detail"]
-        t.add_row(r["scenario"] if r["scenario"] != last else "", r["taxonomy"] if r["scenario"] != last else "",
-                  d["gemm"]["class"].replace("-bound", ""), d["comm"].replace("-bound", ""),
-                  r["strategy"], r["variant"] + ("*" if r["default_variant"] else ""), r["reference"],
-                  _x(r["ideal_speedup"], None, 2).replace(" [-]", ""),
-                  _x(r["realized_speedup"], None, 2).replace(" [-]", ""),
-                  _pct(r["fraction_of_ideal"], r["fraction_ci"]),
-                  "-" if r["reference"] == "own" else _pct(r["own"]["fraction_of_ideal"]).replace(" [-]", ""),
-                  _x(r["gemm_slowdown"], r["gemm_slowdown_ci"]), _x(r["comm_slowdown"], r["comm_slowdown_ci"]),
-                  str(r["n_reps"]))
+        t.add_row(*(_wide_row if wide else _compact_row)(r, r["scenario"] != last))
         last = r["scenario"]
     con.print(t)
+    if not wide:
+        con.print("[dim]real. = realized speedup; G sd / C sd = GEMM / communication slowdown when concurrent; "
+                  "links, intervals of every ratio, drift and pairing: --wide or --json.[/]")
+    flagged = [(r["run"], f) for r in rows for f in r.get("flags", [])]
+    if flagged:
+        con.print("[yellow]Flags:[/]")
+        for run, f in flagged:
+            con.print(f"  [yellow]![/] {run}: {f}")
     # Why an interval is missing, once per run and reason (overlap is shown only in the falsification table).
     reasons: dict[str, dict[str, list[str]]] = {}
     for r in rows:
         for k, v in r["ci_reasons"].items():
-            if k != "overlap_fraction":
+            if k not in ("overlap_fraction", "gemm_drift"):
                 reasons.setdefault(r["run"], {}).setdefault(v, []).append(k)
     if reasons:
         con.print("[dim]Intervals shown as [-]:[/]")
         for run, by_reason in reasons.items():
             for why, keys in by_reason.items():
                 con.print(f"[dim]  {run} ({', '.join(keys)}): {why}[/]")
-    con.print("[dim]fraction of ideal: against the scenario's base run (same work); own frac.: against the run's "
-              "own isolated and serial times (intervals in --json).[/]")
-    own = [r["run"] for r in rows if r["reference"] == "own"]
+    con.print("[dim]fraction of ideal: against the scenario's base run over the same link (same work).[/]")
+    own = [f"{r['run']} ({r['reference_note']})" if r.get("reference_note") else r["run"]
+           for r in rows if r["reference"] == "own"]
     if own:
-        con.print(f"[yellow]Reference 'own' (no complete base run of the scenario):[/] {', '.join(own)}")
+        con.print(f"[yellow]Reference 'own' (no comparable base run):[/] {'; '.join(own)}")
 
 
 def _strategies(con: Console, rep: dict, platform: str) -> None:
     rows = [s for s in rep["strategies"] if s["platform"] == platform]
     if not rows:
         return
-    t = Table(title=f"Per strategy on {platform}: mean fraction of ideal over scenarios", title_justify="left")
-    for col in ("strategy", "selection", "variant", "scenarios", "mean fraction of ideal", "GEMM sd", "comm sd",
-                "note"):
-        t.add_column(col, no_wrap=col != "note")
+    t = _table(f"Per strategy on {platform}: mean fraction of ideal over scenarios")
+    for col in ("strategy", "selection", "variant", "n", "mean fraction of ideal", "G sd", "C sd"):
+        t.add_column(col, no_wrap=True)
+    notes = []
     for s in rows:
-        sel = "best per scenario (ORACLE, biased up)" if s["oracle"] else s["selection"]
-        sd = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        sel = "best (ORACLE)" if s["oracle"] else s["selection"]
+        sd = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
         t.add_row(s["strategy"], sel, s["variant"] or "-", str(s["n_scenarios"]),
                   _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]), sd(s["mean_gemm_slowdown"]),
-                  sd(s["mean_comm_slowdown"]), s["ci_reason"] or "")
+                  sd(s["mean_comm_slowdown"]))
+        label = f"{s['strategy']}/{s['variant'] or sel}"
+        if s["ci_reason"]:
+            notes.append(f"{label}: {s['ci_reason']}")
+        if s.get("above_ideal"):
+            notes.append(f"{label}: above 100% in {', '.join(s['above_ideal'])}")
+        if s["excluded"]:
+            notes.append(f"{label}: {len(s['excluded'])} scenario(s) left out by the inclusion rule (--json lists why)")
     con.print(t)
-    con.print(f"[dim]Interval: {rows[0]['ci_method']}.[/]")
+    for n in notes:
+        con.print(f"[dim]  {n}[/]")
+    con.print(f"[dim]Interval: {rows[0]['ci_method']}. ORACLE = best variant per scenario, biased upward.[/]")
 
 
 def _falsification(con: Console, rep: dict) -> None:
     if not rep["falsification"]:
         return
-    t = Table(title="Falsification: " + rep["falsification"][0]["premise"], title_justify="left")
-    for col in ("platform", "GEMM", "DMA transfer", "DMA: GEMM slowdown", "overlap", "SM control: GEMM slowdown",
-                "L2 sectors conc./alone", "L2 non-SM share alone -> conc.", "verdict"):
-        t.add_column(col, no_wrap=col not in ("platform",))
+    t = _table("Falsification: " + rep["falsification"][0]["premise"])
+    for col in ("GEMM", "transfer", "DMA sd", "SM sd", "DMA - SM (paired CI)", "ovl.", "verdict"):
+        t.add_column(col, no_wrap=True)
     for f in rep["falsification"]:
         tr = f["transfer"]
-        c = f.get("counters") or {}
-        t.add_row(f["gpu"], f["gemm"]["label"], f"{tr['label']} via {tr['transport']}" if tr else "-",
-                  _x(f["slowdown"], f["slowdown_ci"]),
-                  "-" if f["overlap_fraction"] is None else f"{f['overlap_fraction']:.0%}",
-                  _x(f["sm_slowdown"], f["sm_slowdown_ci"]), _counter(c.get("l2_sectors_ratio"), "x"),
-                  f"{_counter(c.get('non_sm_share_gemm'), '%')} -> {_counter(c.get('non_sm_share_concurrent'), '%')}"
-                  if c.get("non_sm_share_concurrent") else "-",
+        d, ci = f.get("dma_minus_sm"), f.get("dma_minus_sm_ci")
+        diff = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [-]")
+        size = format_bytes(tr["bytes"]) if tr and isinstance(tr.get("bytes"), int) and tr["bytes"] > 0 else "?"
+        t.add_row(f["gemm"]["label"].replace(" bf16", ""), f"{size} {f.get('link') or tr['op']}" if tr else "-",
+                  _x(f["slowdown"], None, 2).replace(" [-]", ""), _x(f["sm_slowdown"], None, 2).replace(" [-]", ""),
+                  diff, "-" if f["overlap_fraction"] is None else f"{f['overlap_fraction']:.0%}",
                   Text(f["verdict"], style=VERDICT_STYLE.get(f["verdict"], "")))
     con.print(t)
     for f in rep["falsification"]:
         con.print(f"  [{VERDICT_STYLE.get(f['verdict'], '')}]{f['verdict']}[/]: {f['evidence']}")
+        c = f.get("counters") or {}
+        if c.get("l2_sectors_ratio"):
+            con.print(f"    L2 sectors concurrent/alone {_counter(c.get('l2_sectors_ratio'), 'x')}; non-SM share "
+                      f"{_counter(c.get('non_sm_share_gemm'), '%')} -> {_counter(c.get('non_sm_share_concurrent'), '%')}")
     con.print(f"[dim]Rule: {rep['falsification'][0]['rule']}[/]")
 
 
@@ -167,19 +214,24 @@ def _sweeps(con: Console, rep: dict) -> None:
             con.print(f"  comm sweep {s['op']} over {s['transport']} ({s['platform']}): {s['reason']}")
 
 
+def _not_applicable(con: Console, rep: dict) -> None:
+    for e in rep.get("not_applicable", []):
+        con.print(f"[dim]not applicable: {e.get('run')}: {e['message']}[/]")
+
+
 def _problems(con: Console, rep: dict) -> None:
     if rep["alerts"]:
         body = "\n".join(f"- {a['message']}" for a in rep["alerts"])
         con.print(Panel(body, title="ALERTS", border_style="bold red", style="red"))
     if rep["incomplete"]:
-        t = Table(title="Incomplete runs (left out of the results)", title_justify="left")
+        t = _table("Incomplete runs (left out of the results)")
         for col in ("platform", "run", "missing phases", "errors"):
             t.add_column(col)
         for i in rep["incomplete"]:
             t.add_row(i["platform"], i["run"], ", ".join(i["missing_phases"]), "; ".join(map(str, i["errors"])))
         con.print(t)
     if rep["errors"]:
-        t = Table(title="Error records", title_justify="left")
+        t = _table("Error records")
         for col in ("platform", "run", "phase", "message", "trace"):
             t.add_column(col)
         for e in rep["errors"]:
@@ -193,15 +245,16 @@ def _problems(con: Console, rep: dict) -> None:
         con.print(f"[dim]note: {n}[/]")
 
 
-def render(rep: dict, console: Console | None = None) -> None:
-    con = console or make_console()
+def render(rep: dict, console: Console | None = None, wide: bool = False) -> None:
+    con = console or make_console(wide=wide)
     _inputs(con, rep)
     for m in rep["machine"]:
-        _results(con, rep, m["platform"])
+        _results(con, rep, m["platform"], wide)
         _strategies(con, rep, m["platform"])
     _falsification(con, rep)
     con.print("[bold]Rules[/]")
     for r in rep["rules"]:
         con.print(f"  [bold]{r['name']}[/]: {r['rule']}")
     _sweeps(con, rep)
+    _not_applicable(con, rep)
     _problems(con, rep)

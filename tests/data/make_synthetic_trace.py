@@ -154,6 +154,11 @@ def _counters(rng, rid, kind, nbytes):
     return recs
 
 
+# The link each synthetic transport crosses: the two peer copies cross the same one, so base (SM)
+# and dma (copy engine) move the same bytes over the same link; the same-device "DMA" copy does not.
+LINKS = {"sm_copy": "nvlink", "ce_peer": "nvlink", "ce_d2d_local": "hbm"}
+
+
 def write(path: Path) -> None:
     rng = np.random.default_rng(20241218)
     if path.exists():
@@ -191,9 +196,13 @@ def write(path: Path) -> None:
             if opt.get("skip") == phase:
                 continue
             samples = {k: [float(x) for x in v] for k, v in _phase_samples(rng, phase, tg, tc, model, n, sigma).items()}
+            # Rounds as the interleaving runner records them (3 repetitions per round); the model's
+            # noise is independent of the round, so pairing by round changes nothing here.
             records.append({"record": "phase", "run": rid, "scenario": scenario, "strategy": strategy,
-                            "variant": variant, "params": {"transport": transport, "streams": 2},
-                            "phase": phase, "samples": samples, "stop": {"rule": "fixed", "reps": n}})
+                            "variant": variant, "params": {"transport": transport, "streams": 2,
+                                                           "link": LINKS[transport]},
+                            "phase": phase, "samples": samples, "stop": {"rule": "fixed", "reps": n},
+                            "rounds": [i // 3 for i in range(n)], "round_group": f"synthetic:{name}"})
         if "counters" in opt:
             records.extend(_counters(rng, rid, opt["counters"], nbytes))
         if strategy == "dma":

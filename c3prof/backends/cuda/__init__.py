@@ -1,2 +1,4 @@
-"""NVIDIA backend: torch for GEMMs, c3prof._dma for streams/events/copies, cuda-bindings for green
-contexts, NVML for machine state and engine evidence. Imported only by `c3prof capture`."""
+"""NVIDIA backend: torch for GEMMs, the runtime extension (runtime.pyx: streams, events, pinned
+memory, copies, IPC) through cuda-bindings, green contexts, NCCL, NVML for machine state and
+engine evidence, Nsight Compute for counters. Imported only by `c3prof capture`, through the
+registry (c3prof/backends/__init__.py); backend.py is its entry point."""

@@ -1,7 +1,8 @@
-"""The CUDA test bench: everything the capture runner asks of a GPU, behind one small interface.
+"""The CUDA bench: the c3prof.backends.base.Bench interface on one NVIDIA GPU.
 
-The runner (c3prof/capture/runner.py) only calls the methods below; a GPU-free fake with the
-same methods drives the runner's tests. An AMD backend would provide the same class.
+The runner (c3prof/capture/runner.py) only calls the interface's methods; a GPU-free fake with the
+same methods drives the runner's tests (tests/fakes.py). The phase timer is capture's, passed in
+as ``make_timer``, so this backend never imports capture/.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda import device as dev
 from c3prof.backends.cuda.ceilings import measure_ceilings
 from c3prof.backends.cuda.engine_evidence import probe
@@ -22,9 +23,8 @@ from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.nvml import Nvml
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
-from c3prof.backends.cuda.transports import TransferBuffers, make_transport
-from c3prof.capture.phases import PhaseTimer
-from c3prof.capture.strategies import Variant
+from c3prof.backends.cuda.transports import LINK_OF, TransferBuffers, default_sm_ctas, make_transport
+from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
 
 EVIDENCE_BYTES = 256 * 2**20
@@ -47,7 +47,7 @@ class ScenarioSetup:
 
 @dataclass
 class VariantSetup:
-    timer: PhaseTimer
+    timer: Any                     # capture's PhaseTimer (c3prof.backends.base.PhaseTiming)
     transport: Any
     params: dict                   # actual values (SM counts as granted, CTA count) for the trace
     _closers: list = field(default_factory=list)
@@ -58,24 +58,30 @@ class VariantSetup:
 
 
 class CudaBench:
-    def __init__(self, device: int = 0, seed: int = 0):
+    backend_name = "cuda"
+
+    def __init__(self, make_timer, device: int = 0, seed: int = 0):
         dev.cuda_env_defaults()
         dev.require_gpus(device + 1)
         torch = dev.require_torch()
         torch.cuda.set_device(device)
-        _dma.set_device(device)
+        rt.set_device(device)
         torch.cuda.init()
         self.torch = torch
         self.device = device
         self.seed = seed
-        self.props = _dma.device_properties(device)
+        self.make_timer = make_timer
+        self.props = rt.device_properties(device)
         self.sm_count = self.props["sm_count"]
-        self.priority_range = _dma.stream_priority_range()
+        self.priority_range = rt.stream_priority_range()
         self.nvml = Nvml(device)
         self.stream = make_stream(torch, label="default")
         self.gate = Gate(torch)
 
     # -- records -------------------------------------------------------------------------------
+
+    def identity(self) -> dict:
+        return self.nvml.identity()
 
     def machine_record(self) -> dict:
         from c3prof.backends.cuda.machine import machine_record
@@ -89,27 +95,29 @@ class CudaBench:
         return measure_ceilings(self.torch, self.stream, dtypes, self.props["l2_bytes"], self.sm_count)
 
     def engine_evidence_record(self, transport_name: str) -> dict:
-        buffers = TransferBuffers(self.torch, EVIDENCE_BYTES, seed=self.seed + 99)
-        t = make_transport(self.torch, transport_name, buffers, ctas=2 * self.sm_count)
+        link = LINK_OF[transport_name]
+        buffers = TransferBuffers(self.torch, link, EVIDENCE_BYTES, seed=self.seed + 99)
+        t = make_transport(self.torch, transport_name, buffers, ctas=default_sm_ctas(link, self.sm_count))
         rec = probe(self.torch, self.nvml, t, self.stream)
+        rec["link"] = link
         del t, buffers
         self.torch.cuda.empty_cache()
         return rec
 
     # -- capacity checks (before allocating) -----------------------------------------------------
 
-    def check_fits(self, scenario: Scenario, transports) -> None:
+    def check_fits(self, scenario: Scenario, transports=()) -> None:
         n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
-        device_bytes = n_sets * set_bytes(scenario.gemm) + 2 * scenario.comm.bytes
-        host = max((TransferBuffers.host_bytes_needed(t, scenario.comm.bytes) for t in transports), default=0)
-        free_b, _ = _dma.mem_get_info()
+        comm_device, host = TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
+        device_bytes = n_sets * set_bytes(scenario.gemm) + comm_device
+        free_b, _ = rt.mem_get_info()
         dev.check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
 
     # -- setups ---------------------------------------------------------------------------------
 
     def open_scenario(self, scenario: Scenario) -> ScenarioSetup:
         gemm = TorchGemm(self.torch, scenario.gemm, input_sets(scenario.gemm, self.props["l2_bytes"]), seed=self.seed)
-        buffers = TransferBuffers(self.torch, scenario.comm.bytes, seed=self.seed + 1)
+        buffers = TransferBuffers(self.torch, scenario.comm.link or "pcie_h2d", scenario.comm.bytes, seed=self.seed + 1)
         self.torch.cuda.synchronize()
         return ScenarioSetup(scenario, gemm, buffers)
 
@@ -128,12 +136,15 @@ class CudaBench:
             gemm_stream = make_stream(torch, v.gemm_priority, "gemm")
             comm_stream = make_stream(torch, v.comm_priority, "comm")
         ctas = None
-        if v.transport == "sm_kernel":
-            ctas = v.comm_ctas or 2 * (comm_stream.sms or self.sm_count)
+        if v.carrier == "sm":
+            ctas = v.comm_ctas or default_sm_ctas(setup.buffers.link, comm_stream.sms or self.sm_count)
             params["comm_ctas"] = ctas
-        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas)
-        timer = PhaseTimer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
-                           make_pool=DeviceEventPool, gate=self.gate)
+        chunk = setup.scenario.comm.chunk
+        params["chunk"] = chunk
+        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas, chunk=chunk,
+                                   priority=v.comm_priority)
+        timer = self.make_timer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
+                                make_pool=DeviceEventPool, gate=self.gate)
         # Streams must outlive the timer's queued work; keep them referenced until close().
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)
@@ -191,6 +202,27 @@ class CudaBench:
         if sampled and plain:
             rec["perturbation"] = statistics.median(sampled) / statistics.median(plain)
         return rec, None
+
+    # -- profiler-driven counters (c3prof.backends.base.Counters) ---------------------------------
+
+    def profiler_sources(self) -> tuple[str, ...]:
+        from c3prof.backends.cuda.counters import SOURCES
+
+        return SOURCES
+
+    def profile(self, source: str, job, note) -> list[dict]:
+        from c3prof.backends.cuda.counters import profile
+
+        return profile(source, job, (self.props["cc_major"], self.props["cc_minor"]), note)
+
+    def profiler_start(self) -> None:
+        rt.profiler_start()
+
+    def profiler_stop(self) -> None:
+        rt.profiler_stop()
+
+    def synchronize(self) -> None:
+        rt.device_synchronize()
 
     def release_memory(self) -> None:
         """Hand cached device memory back (before another process, e.g. the ncu worker, needs it)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.copy_kernel import launch_copy
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets
 from c3prof.scenarios import GemmSpec
@@ -20,8 +20,8 @@ PEAK_SHAPE = (8192, 8192, 8192)
 REPS = 10
 
 
-def _time_ms(stream, launch, reps=REPS, warmup=3) -> list[float]:
-    pool = _dma.EventPool(2 * reps)
+def time_ms(stream, launch, reps=REPS, warmup=3) -> list[float]:
+    pool = rt.EventPool(2 * reps)
     for i in range(warmup):
         launch(i)
     for i in range(reps):
@@ -42,21 +42,21 @@ def measure_ceilings(torch, stream, dtypes, l2_bytes: int, sm_count: int) -> dic
     for dtype in sorted(set(dtypes)):
         spec = GemmSpec(*PEAK_SHAPE, dtype=dtype)
         g = TorchGemm(torch, spec, input_sets(spec, l2_bytes), seed=7)
-        gemm[dtype] = _entry(_time_ms(stream, lambda i: g.launch(stream, i)), spec.flops, "FLOP/s",
+        gemm[dtype] = _entry(time_ms(stream, lambda i: g.launch(stream, i)), spec.flops, "FLOP/s",
                              shape=list(PEAK_SHAPE))
         g.close()
     copy = {}
     n = 2**30
     src = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    copy["d2d"] = _entry(_time_ms(stream, lambda i: _dma.memcpy_async(dst.data_ptr(), src.data_ptr(), n, stream.dma)),
+    copy["d2d"] = _entry(time_ms(stream, lambda i: rt.memcpy_async(dst.data_ptr(), src.data_ptr(), n, stream.dma)),
                          2 * n, "B/s", bytes=n, counted="read+write", method="cudaMemcpyAsync device-to-device")
-    copy["sm_kernel"] = _entry(_time_ms(stream, lambda i: launch_copy(torch, src, dst, 2 * sm_count, stream)),
+    copy["sm_kernel"] = _entry(time_ms(stream, lambda i: launch_copy(torch, [(src, dst)], 2 * sm_count, stream)),
                                2 * n, "B/s", bytes=n, counted="read+write", ctas=2 * sm_count)
     h = 256 * 2**20
-    host = _dma.HostBuffer(h)
-    copy["h2d"] = _entry(_time_ms(stream, lambda i: _dma.memcpy_async(dst.data_ptr(), host.ptr, h, stream.dma)),
+    host = rt.HostBuffer(h)
+    copy["h2d"] = _entry(time_ms(stream, lambda i: rt.memcpy_async(dst.data_ptr(), host.ptr, h, stream.dma)),
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
-    copy["d2h"] = _entry(_time_ms(stream, lambda i: _dma.memcpy_async(host.ptr, src.data_ptr(), h, stream.dma)),
+    copy["d2h"] = _entry(time_ms(stream, lambda i: rt.memcpy_async(host.ptr, src.data_ptr(), h, stream.dma)),
                          h, "B/s", bytes=h, counted="bytes moved", method="pinned cudaMemcpyAsync")
     return {"record": "ceilings", "gemm_flops_per_s": gemm, "copy_bytes_per_s": copy}

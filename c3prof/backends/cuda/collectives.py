@@ -10,64 +10,33 @@ Transfer scenarios in a multi-GPU capture still run their single-GPU transports 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
-from c3prof import _dma
-from c3prof.backends.cuda.bench import CudaBench, ScenarioSetup, VariantSetup
+from c3prof.backends.cuda import runtime as rt
+from c3prof.backends.cuda.bench import EVIDENCE_BYTES, CudaBench, ScenarioSetup, VariantSetup
 from c3prof.backends.cuda.engine_evidence import METRICS, classify
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
-from c3prof.capture.phases import PhaseTimer
-from c3prof.capture.strategies import Variant
-from c3prof.collectives import EXPECTED_CARRIER
-from c3prof.collectives.layout import Layout
 from c3prof.errors import C3profError
+from c3prof.plan.collectives import EXPECTED_CARRIER, IMPLEMENTATIONS
+from c3prof.plan.layout import Layout
+from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
-
-EVIDENCE_BYTES = 256 * 2**20
-COLLECTIVE_TRANSPORTS = ("nccl", "nccl_ce", "dma_push", "dma_pull")
 
 
 class PollingEventPool(DeviceEventPool):
-    """DeviceEventPool whose synchronize polls (cudaEventQuery) with a deadline and the abort key,
-    so a rank whose GPU waits forever for a dead peer fails with a message instead of hanging."""
+    """DeviceEventPool whose synchronize polls (cudaEventQuery) through the cross-rank agreement:
+    with a deadline and the abort key, so a rank whose GPU waits forever for a dead peer fails
+    with a message instead of hanging."""
 
-    def __init__(self, size: int, deadline_s: float, check_abort):
+    def __init__(self, size: int, deadline_s: float, ctrl):
         super().__init__(size)
         self.deadline_s = deadline_s
-        self.check_abort = check_abort
-
-    def synchronize(self, i: int) -> None:
-        t0 = time.monotonic()
-        pause = 0.0
-        while not _dma.event_pool_query(self._pool, i):
-            waited = time.monotonic() - t0
-            if waited > self.deadline_s:
-                from c3prof.capture.distributed import PeerFailed
-
-                raise PeerFailed(f"GPU work did not finish within {self.deadline_s:.0f} s: a peer rank is stuck "
-                                 f"or gone (raise --collective-timeout for very long phases)")
-            self.check_abort()
-            time.sleep(pause)
-            pause = min(1e-3, pause + 2e-5)
-
-
-class AgreedGate(Gate):
-    """Barrier, then a GPU sleep as long as the longest any rank needs to enqueue its batch."""
-
-    def __init__(self, torch, ctrl):
-        super().__init__(torch)
         self.ctrl = ctrl
 
-    def __call__(self, stream, reps: int) -> None:
-        want = min(50.0, max(0.2, 2.0 * self.ms_per_rep * reps))
-        ms = max(self.ctrl.all_gather(want))
-        from c3prof.backends.cuda.streams import _CYCLES_PER_MS
-
-        with self.torch.cuda.stream(stream.torch):
-            self.torch.cuda._sleep(int(ms * _CYCLES_PER_MS))
+    def synchronize(self, i: int) -> None:
+        self.ctrl.wait_until(lambda: rt.event_pool_query(self._pool, i), self.deadline_s, "GPU work")
 
 
 @dataclass
@@ -82,18 +51,21 @@ class CollectiveScenarioSetup(ScenarioSetup):
 
 
 class DistributedCudaBench(CudaBench):
-    def __init__(self, device: int, seed: int, ctrl, rank: int, world: int, nccl: bool, timeout,
+    """CudaBench as one rank of a multi-GPU capture. ``ctrl`` is capture's cross-rank agreement
+    (c3prof.backends.base.Agreement)."""
+
+    def __init__(self, make_timer, device: int, seed: int, ctrl, nccl: bool, timeout,
                  dma_api: str = "memcpy", dma_chunks: int = 1, dma_streams: int = 1, inplace: bool = True,
                  deadline_s: float = 300.0):
-        super().__init__(device=device, seed=seed)
-        self.ctrl, self.rank, self.world = ctrl, rank, world
+        super().__init__(make_timer, device=device, seed=seed)
+        self.ctrl, self.rank, self.world = ctrl, ctrl.rank, ctrl.world
         self.dma = {"api": dma_api, "chunks": dma_chunks, "streams": dma_streams}
         self.inplace = inplace
         self.deadline_s = deadline_s
-        self.gate = AgreedGate(self.torch, ctrl)
+        self.gate = Gate(self.torch, agree=ctrl.agree_max)   # every rank sleeps as long as the slowest needs
         self.nccl_groups = None
         if nccl:
-            from c3prof.collectives.nccl import NcclGroups
+            from c3prof.backends.cuda.nccl import NcclGroups
 
             self.nccl_groups = NcclGroups(self.torch, device, timeout)
         self.distributed_info: dict = {}
@@ -101,27 +73,9 @@ class DistributedCudaBench(CudaBench):
     # -- agreement --------------------------------------------------------------------------------
 
     def _agreed(self, what: str, fn):
-        """Run a local step on every rank; unless it succeeded everywhere, raise the same
-        C3profError everywhere (the runner records the run as failed and moves on)."""
-        result, err = None, None
-        try:
-            result = fn()
-        except Exception as exc:
-            if not self._locally_recoverable(exc):
-                self.ctrl.abort(f"rank {self.rank}: {type(exc).__name__}: {exc}")
-                raise
-            err = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        errors = self.ctrl.all_gather(err)
-        if any(errors):
-            closer = getattr(result, "close", None)
-            if closer is not None:
-                try:
-                    closer()
-                except Exception:
-                    pass
-            r = next(i for i, e in enumerate(errors) if e)
-            raise C3profError(f"{what} failed on rank {r}: {errors[r]}")
-        return result
+        """``fn`` on every rank, failing everywhere unless it succeeded everywhere (see
+        c3prof.backends.base.Agreement.agreed)."""
+        return self.ctrl.agreed(what, fn, self._locally_recoverable)
 
     def _locally_recoverable(self, exc) -> bool:
         return isinstance(exc, (C3profError, self.torch.cuda.OutOfMemoryError))
@@ -132,13 +86,13 @@ class DistributedCudaBench(CudaBench):
         rec = super().machine_record()
         rec["distributed"] = dict(self.distributed_info)
         try:
-            rec["distributed"]["pci_bus_id"] = _dma.pci_bus_id(self.device)
-        except _dma.CudaError:
+            rec["distributed"]["pci_bus_id"] = rt.pci_bus_id(self.device)
+        except rt.CudaError:
             pass
         return rec
 
     def engine_evidence_record(self, transport_name: str) -> dict:
-        if transport_name not in COLLECTIVE_TRANSPORTS:
+        if transport_name not in IMPLEMENTATIONS:
             return super().engine_evidence_record(transport_name)
         op = "all_gather" if self.world > 1 else "all_to_all"   # an in-place all-gather of one rank moves nothing
         stream = self.stream
@@ -161,8 +115,8 @@ class DistributedCudaBench(CudaBench):
         n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
         # Every implementation keeps its own destination (+ source) for the scenario's duration.
         per_impl = 2 * scenario.comm.bytes
-        impls = {t for t in transports if t in COLLECTIVE_TRANSPORTS}
-        free_b, _ = _dma.mem_get_info()
+        impls = {t for t in transports if t in IMPLEMENTATIONS}
+        free_b, _ = rt.mem_get_info()
         dev.check_fits(f"scenario {scenario.name!r}", n_sets * set_bytes(scenario.gemm) + len(impls) * per_impl,
                        0, free_b)
 
@@ -184,7 +138,7 @@ class DistributedCudaBench(CudaBench):
     def _make_collective(self, v: Variant, layout: Layout):
         t = v.transport
         if t in ("dma_push", "dma_pull"):
-            from c3prof.collectives.dma import DmaCollective
+            from c3prof.backends.cuda.dma_collective import DmaCollective
 
             coll = self._agreed(f"{t} buffers", lambda: DmaCollective(
                 self.torch, self.ctrl, layout, self.device, t.split("_")[1], api=self.dma["api"],
@@ -192,7 +146,7 @@ class DistributedCudaBench(CudaBench):
         elif t in ("nccl", "nccl_ce"):
             if self.nccl_groups is None:
                 raise C3profError("NCCL is not available in this capture (--share-gpu)")
-            from c3prof.collectives.nccl import NcclCollective
+            from c3prof.backends.cuda.nccl import NcclCollective
 
             ce = t == "nccl_ce"
             max_ctas = v.comm_ctas if not ce else None
@@ -231,9 +185,8 @@ class DistributedCudaBench(CudaBench):
         gemm_stream, comm_stream, params = self._agreed(f"variant {v.strategy}/{v.name}", streams)
         params.update(coll.params())
         params["expected_carrier"] = coll.expected_carrier
-        timer = PhaseTimer(setup.gemm, coll, gemm_stream, comm_stream, v.order,
-                           make_pool=lambda n: PollingEventPool(n, self.deadline_s, self.ctrl.check_abort),
-                           gate=self.gate)
+        timer = self.make_timer(setup.gemm, coll, gemm_stream, comm_stream, v.order,
+                                make_pool=lambda n: PollingEventPool(n, self.deadline_s, self.ctrl), gate=self.gate)
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=coll, params=params, _closers=closers)
 
@@ -246,9 +199,9 @@ class DistributedCudaBench(CudaBench):
 def collective_evidence(torch, nvml, coll, stream, ctrl, window_s: float = 0.3) -> dict:
     """engine_evidence for a collective: every rank runs it alone, back to back, for the same number
     of launches (agreed), while NVML GPM samples this rank's SM utilization."""
-    from c3prof.backends.cuda.ceilings import _time_ms
+    from c3prof.backends.cuda.ceilings import time_ms
 
-    one_ms = sorted(_time_ms(stream, lambda i: coll.launch(stream, i), reps=3, warmup=1))[1]
+    one_ms = sorted(time_ms(stream, lambda i: coll.launch(stream, i), reps=3, warmup=1))[1]
     one_ms = max(ctrl.all_gather(one_ms))
     reps = min(20000, max(1, math.ceil((window_s + 0.25) * 1e3 / max(one_ms, 1e-3))))
     ctrl.barrier()

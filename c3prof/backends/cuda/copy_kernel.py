@@ -1,7 +1,10 @@
 """An SM copy kernel with a chosen number of CTAs: the NCCL-like SM footprint of communication.
 
-A persistent grid of ``ctas`` programs strides over the buffer, so the CTA count (not the size)
-sets how many SMs the copy occupies, as NCCL's channel count does for a collective.
+A persistent grid of ``ctas`` programs strides over the buffer, so the CTA count (not the size) sets
+how many SMs the copy occupies, as NCCL's channel count does for a collective. Sources and
+destinations may be device memory or pinned host memory (the kernel then reads or writes it over
+PCIe through its device mapping: a zero-copy transfer carried by SMs). One launch can move two
+segments at once (both directions of a PCIe transfer), each with half the CTAs.
 """
 
 from __future__ import annotations
@@ -18,15 +21,23 @@ def _kernel():
     import triton.language as tl
 
     @triton.jit
-    def copy_kernel(src, dst, n_elems, BLOCK: tl.constexpr):
+    def copy2_kernel(src0, dst0, n0, src1, dst1, n1, split, BLOCK: tl.constexpr):
+        # Programs [0, split) copy segment 0, the others segment 1 (n1 == 0: a single segment).
         pid = tl.program_id(0)
-        step = tl.num_programs(0) * BLOCK
-        for start in range(pid * BLOCK, n_elems, step):
-            offs = start + tl.arange(0, BLOCK)
-            mask = offs < n_elems
-            tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
+        if pid < split:
+            step = split * BLOCK
+            for start in range(pid * BLOCK, n0, step):
+                offs = start + tl.arange(0, BLOCK)
+                mask = offs < n0
+                tl.store(dst0 + offs, tl.load(src0 + offs, mask=mask), mask=mask)
+        else:
+            step = (tl.num_programs(0) - split) * BLOCK
+            for start in range((pid - split) * BLOCK, n1, step):
+                offs = start + tl.arange(0, BLOCK)
+                mask = offs < n1
+                tl.store(dst1 + offs, tl.load(src1 + offs, mask=mask), mask=mask)
 
-    return copy_kernel
+    return copy2_kernel
 
 
 def element_view(torch, buf):
@@ -37,10 +48,18 @@ def element_view(torch, buf):
     return buf
 
 
-def launch_copy(torch, src_u8, dst_u8, ctas: int, stream) -> None:
-    src, dst = element_view(torch, src_u8), element_view(torch, dst_u8)
-    n = src.numel()
-    if n >= 2**31 - BLOCK * ctas:
-        raise ValueError(f"SM copy kernel supports buffers below 2^31 elements, got {n}")
+def launch_copy(torch, segments, ctas: int, stream) -> None:
+    """Copy each (src, dst) uint8 pair of ``segments`` (one or two) in one launch of ``ctas`` CTAs."""
+    if not 1 <= len(segments) <= 2:
+        raise ValueError(f"the copy kernel moves one or two segments per launch, got {len(segments)}")
+    views = [(element_view(torch, s), element_view(torch, d)) for s, d in segments]
+    for s, d in views:
+        if s.dtype != d.dtype or s.numel() != d.numel():
+            raise ValueError("copy segment source and destination differ in size")
+        if s.numel() >= 2**31 - BLOCK * ctas:
+            raise ValueError(f"SM copy kernel supports segments below 2^31 elements, got {s.numel()}")
+    (s0, d0), (s1, d1) = views[0], views[-1]
+    split = ctas if len(views) == 1 else max(1, ctas // 2)
+    n1 = 0 if len(views) == 1 else s1.numel()
     with torch.cuda.stream(stream.torch):
-        _kernel()[(ctas,)](src, dst, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
+        _kernel()[(ctas,)](s0, d0, s0.numel(), s1, d1, n1, split, BLOCK=BLOCK, num_warps=NUM_WARPS)

@@ -13,12 +13,12 @@ NO_GPU_HINT = (f"c3prof capture needs an NVIDIA GPU; without one, analyze a reco
 
 def require_gpus(count: int = 1) -> int:
     """Return the number of visible GPUs, or raise NoGPUError with a one-line explanation."""
-    from c3prof import _dma
+    from c3prof.backends.cuda import runtime as rt
 
     try:
-        n = _dma.device_count()
-    except _dma.CudaError as exc:
-        if exc.code in _dma.NO_GPU_ERRORS:
+        n = rt.device_count()
+    except rt.CudaError as exc:
+        if exc.code in rt.NO_GPU_ERRORS:
             raise NoGPUError(f"no usable GPU ({exc.name}). {NO_GPU_HINT}") from None
         raise NoGPUError(f"cannot query GPUs: {exc}. {NO_GPU_HINT}") from None
     if n == 0:

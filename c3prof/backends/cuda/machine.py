@@ -6,7 +6,8 @@ import platform
 import sys
 from importlib import metadata
 
-from c3prof import __version__, _dma
+from c3prof import __version__
+from c3prof.backends.cuda import runtime as rt
 
 
 def _version(dist: str):
@@ -17,9 +18,9 @@ def _version(dist: str):
 
 
 def machine_record(torch, nvml, device: int = 0) -> dict:
-    props = _dma.device_properties(device)
-    least, greatest = _dma.stream_priority_range()
-    free_b, total_b = _dma.mem_get_info()
+    props = rt.device_properties(device)
+    least, greatest = rt.stream_priority_range()
+    free_b, total_b = rt.mem_get_info()
     try:
         nccl = ".".join(map(str, torch.cuda.nccl.version()))
     except Exception:  # torch built without NCCL
@@ -33,8 +34,8 @@ def machine_record(torch, nvml, device: int = 0) -> dict:
             "c3prof": __version__,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
-            "cuda_runtime": _dma.runtime_version(),
-            "cuda_driver": _dma.driver_version(),
+            "cuda_runtime": rt.runtime_version(),
+            "cuda_driver": rt.driver_version(),
             "torch": torch.__version__,
             "torch_cuda": torch.version.cuda,
             "nccl": nccl,

@@ -3,7 +3,7 @@
 Per-kernel profilers serialize kernels, which destroys the concurrency being studied. ncu's
 ``--replay-mode app-range`` (or ``range``) instead profiles everything between
 cudaProfilerStart and cudaProfilerStop as one range, with concurrent kernels and copies left
-concurrent (seen on the H200, FACTS-H200.md). The counter worker (c3prof/capture/counter_worker.py)
+concurrent (observed on the H200). The counter worker (c3prof/capture/counter_worker.py)
 wraps each chosen phase in such a range; this module builds the ncu command, runs it and parses
 its CSV into one metrics dict per range, in range order.
 """

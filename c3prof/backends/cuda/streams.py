@@ -1,11 +1,12 @@
-"""A stream as both c3prof._dma and torch see it, so copies, events and GEMMs share one queue."""
+"""A stream as both the runtime extension (c3prof.backends.cuda.runtime) and torch see it, so copies,
+events and GEMMs share one queue."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as rt
 
 # torch.cuda._sleep spins for a number of GPU clock cycles; H200 SMs run at up to ~1.98 GHz.
 # Over-estimating the clock only makes the gate longer, which is harmless.
@@ -14,7 +15,7 @@ _CYCLES_PER_MS = 2.0e6
 
 @dataclass
 class DeviceStream:
-    dma: _dma.Stream
+    dma: rt.Stream
     torch: Any                      # torch.cuda.ExternalStream over the same cudaStream_t
     sms: int | None = None          # SMs its work may use (None: the whole GPU)
     label: str = ""
@@ -23,7 +24,7 @@ class DeviceStream:
 def make_stream(torch, priority: int = 0, label: str = "", handle: int | None = None,
                 sms: int | None = None) -> DeviceStream:
     """A new stream (or a wrapper over ``handle``, e.g. a green-context stream)."""
-    s = _dma.Stream(priority=priority) if handle is None else _dma.Stream(handle=handle)
+    s = rt.Stream(priority=priority) if handle is None else rt.Stream(handle=handle)
     return DeviceStream(dma=s, torch=torch.cuda.ExternalStream(s.handle), sms=sms, label=label)
 
 
@@ -31,15 +32,19 @@ class Gate:
     """The pre-batch GPU sleep (see capture/phases.py): long enough for the host to enqueue a batch.
 
     The host's enqueue cost per repetition is measured as batches are enqueued, and the gate is
-    sized to twice that, between 0.2 ms and 50 ms.
+    sized to twice that, between 0.2 ms and 50 ms. ``agree(ms)`` (multi-GPU captures: the longest
+    any rank asks for) makes every rank sleep alike.
     """
 
-    def __init__(self, torch):
+    def __init__(self, torch, agree=None):
         self.torch = torch
         self.ms_per_rep = 0.2
+        self.agree = agree
 
     def __call__(self, stream: DeviceStream, reps: int) -> None:
         ms = min(50.0, max(0.2, 2.0 * self.ms_per_rep * reps))
+        if self.agree is not None:
+            ms = self.agree(ms)
         with self.torch.cuda.stream(stream.torch):
             self.torch.cuda._sleep(int(ms * _CYCLES_PER_MS))
 
@@ -49,10 +54,10 @@ class Gate:
 
 
 class DeviceEventPool:
-    """c3prof._dma.EventPool addressed with DeviceStreams (the phase timer's event pool on CUDA)."""
+    """c3prof.backends.cuda.runtime.EventPool addressed with DeviceStreams (the phase timer's event pool on CUDA)."""
 
     def __init__(self, size: int):
-        self._pool = _dma.EventPool(size)
+        self._pool = rt.EventPool(size)
         self.size = size
 
     def record(self, i: int, stream: DeviceStream) -> None:

@@ -1,57 +1,106 @@
-"""The communication side on one GPU: transfers carried by copy engines or by SMs.
+"""The communication side on one GPU: the same bytes over the same link, carried by SMs or a copy engine.
 
-    ce_h2d       pinned host -> device, cudaMemcpyAsync through c3prof._dma (copy engine)
-    ce_d2h       device -> pinned host (copy engine)
-    memcpy_d2d   device -> device on the same GPU, cudaMemcpyAsync (measured to run on SMs here)
-    sm_kernel    device -> device by an SM copy kernel with a chosen CTA count (NCCL-like)
+A scenario's transfer names its link (c3prof.scenarios.LINKS); a strategy chooses only the carrier:
 
-Validation is byte-exact: the source holds random bytes; before a phase the destination is
-poisoned with the bitwise complement of the source, so every byte must be rewritten; after the
-phase's repetitions the destination is compared with the source, byte for byte.
+    link        SM carrier (base, sp, rp)                     copy-engine carrier (dma, dma+rp)
+    pcie_h2d    sm_zc_h2d: copy kernel reads pinned host      ce_h2d: cudaMemcpyAsync host -> device
+                memory through its device mapping (zero copy)
+    pcie_d2h    sm_zc_d2h: copy kernel writes pinned host     ce_d2h: cudaMemcpyAsync device -> host
+    pcie_bidir  sm_zc_bidir: one kernel, half its CTAs each   ce_bidir: both copies at once, the second
+                direction                                     on a forked stream
+    hbm         sm_kernel: device copy kernel                 ce_d2d: cudaMemcpyAsync device -> device;
+                                                              on H200/driver 580 it runs on SMs, so the
+                                                              capture measures its engine and reports
+                                                              dma "not applicable" on this link
+
+Every carrier moves the transfer in copies of ``chunk`` bytes (one kernel launch or one
+cudaMemcpyAsync per chunk and direction), so latency-bound transfers keep their per-copy cost.
+
+Validation is byte-exact: each source holds random bytes and a reference copy of them sits beside the
+destination; before a phase the destination is poisoned with the bitwise complement of the reference,
+so every byte must be rewritten; after each batch the destination is compared with the reference.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
-from c3prof import _dma
+from c3prof.backends.cuda import runtime as _dma
 from c3prof.backends.cuda.copy_kernel import launch_copy
 
 COMPARE_CHUNK = 256 * 2**20
+# An NCCL-like CTA count for PCIe: 8 or more CTAs saturate the link on an H200 (49-50 GB/s).
+PCIE_SM_CTAS = 16
+
+# (link, carrier) -> transport name; carrier "sm" or "copy_engine".
+TRANSPORTS = {
+    ("pcie_h2d", "sm"): "sm_zc_h2d", ("pcie_h2d", "copy_engine"): "ce_h2d",
+    ("pcie_d2h", "sm"): "sm_zc_d2h", ("pcie_d2h", "copy_engine"): "ce_d2h",
+    ("pcie_bidir", "sm"): "sm_zc_bidir", ("pcie_bidir", "copy_engine"): "ce_bidir",
+    ("hbm", "sm"): "sm_kernel", ("hbm", "copy_engine"): "ce_d2d",
+}
+LINK_OF = {name: link for (link, _), name in TRANSPORTS.items()}
+CARRIER_OF = {name: carrier for (_, carrier), name in TRANSPORTS.items()}
+DIRECTIONS = {"pcie_h2d": ("h2d",), "pcie_d2h": ("d2h",), "pcie_bidir": ("h2d", "d2h"), "hbm": ("d2d",)}
+
+
+def transport_for(link: str, carrier: str) -> str:
+    try:
+        return TRANSPORTS[(link, carrier)]
+    except KeyError:
+        raise ValueError(f"no transport for link {link!r} and carrier {carrier!r}") from None
+
+
+def default_sm_ctas(link: str, sms: int) -> int:
+    """CTAs of the SM carrier: NCCL-like 16 for PCIe; two per SM of its group for a device copy."""
+    return PCIE_SM_CTAS if link.startswith("pcie") else 2 * sms
+
+
+@dataclass
+class Pair:
+    """One direction of a transfer: source, destination, and a reference copy of the source's bytes
+    on the destination's side (what the destination must equal after the copy)."""
+
+    direction: str
+    src: object
+    dst: object
+    ref: object
 
 
 class TransferBuffers:
-    """One scenario's transfer buffers, shared by all its strategies; host buffers made on demand."""
+    """One scenario's transfer buffers, shared by all its strategies (every carrier moves these bytes)."""
 
-    def __init__(self, torch, nbytes: int, seed: int = 1):
+    def __init__(self, torch, link: str, nbytes: int, seed: int = 1):
         self.torch = torch
+        self.link = link
         self.nbytes = nbytes
         gen = torch.Generator(device="cuda").manual_seed(seed)
-        self.dev_src = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device="cuda", generator=gen)
-        self.dev_dst = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-        self._host_src: _dma.HostBuffer | None = None
-        self._host_dst: _dma.HostBuffer | None = None
+        self.pairs = [self._pair(d, gen) for d in DIRECTIONS[link]]
+        torch.cuda.synchronize()
 
-    def host_src(self) -> _dma.HostBuffer:
-        """Pinned host copy of dev_src (so host and device sources hold the same bytes)."""
-        if self._host_src is None:
-            self._host_src = _dma.HostBuffer(self.nbytes)
-            s = _dma.Stream()
-            _dma.memcpy_async(self._host_src.ptr, self.dev_src.data_ptr(), self.nbytes, s)
-            s.synchronize()
-        return self._host_src
-
-    def host_dst(self) -> _dma.HostBuffer:
-        if self._host_dst is None:
-            self._host_dst = _dma.HostBuffer(self.nbytes)
-        return self._host_dst
+    def _pair(self, direction: str, gen) -> Pair:
+        torch, n = self.torch, self.nbytes
+        rand = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda", generator=gen)
+        if direction == "h2d":  # pinned (page-locked, device-mapped) host source, device destination
+            src = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+            src.copy_(rand)
+            return Pair(direction, src, torch.empty(n, dtype=torch.uint8, device="cuda"), rand)
+        if direction == "d2h":
+            ref = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+            ref.copy_(rand)
+            return Pair(direction, rand, torch.empty(n, dtype=torch.uint8, pin_memory=True), ref)
+        return Pair(direction, rand, torch.empty(n, dtype=torch.uint8, device="cuda"), rand)
 
     @staticmethod
-    def host_bytes_needed(transport: str, nbytes: int) -> int:
-        return {"ce_h2d": nbytes, "ce_d2h": 2 * nbytes}.get(transport, 0)
+    def bytes_needed(link: str, nbytes: int) -> tuple[int, int]:
+        """(device bytes, pinned host bytes) the buffers of one scenario take."""
+        dirs = DIRECTIONS[link]
+        device = sum({"h2d": 2, "d2h": 1, "d2d": 2}[d] for d in dirs) * nbytes
+        host = sum({"h2d": 1, "d2h": 2, "d2d": 0}[d] for d in dirs) * nbytes
+        return device, host
 
 
-def _mismatch_device(torch, got, want) -> tuple[int, int | None]:
+def _mismatch(torch, got, want) -> tuple[int, int | None]:
     count, first = 0, None
     for off in range(0, got.numel(), COMPARE_CHUNK):
         ne = got[off:off + COMPARE_CHUNK] != want[off:off + COMPARE_CHUNK]
@@ -62,116 +111,107 @@ def _mismatch_device(torch, got, want) -> tuple[int, int | None]:
     return count, first
 
 
-def _mismatch_host(got: np.ndarray, want: np.ndarray) -> tuple[int, int | None]:
-    count, first = 0, None
-    for off in range(0, got.size, COMPARE_CHUNK):
-        ne = got[off:off + COMPARE_CHUNK] != want[off:off + COMPARE_CHUNK]
-        c = int(np.count_nonzero(ne))
-        if c and first is None:
-            first = off + int(np.flatnonzero(ne)[0])
-        count += c
-    return count, first
-
-
 class Transport:
+    """Moves a TransferBuffers' pairs in chunks; the carrier is what subclasses choose."""
+
     name = ""
     expected_carrier = ""
 
-    def __init__(self, torch, buffers: TransferBuffers):
+    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None):
         self.torch = torch
         self.buf = buffers
         self.nbytes = buffers.nbytes
+        self.link = buffers.link
+        self.chunk = chunk or buffers.nbytes
+        if self.nbytes % self.chunk:
+            raise ValueError(f"chunk {self.chunk} does not divide {self.nbytes} bytes")
+
+    def chunks(self, t) -> list:
+        return [t[i:i + self.chunk] for i in range(0, self.nbytes, self.chunk)]
 
     def launch(self, stream, rep: int) -> None:
         raise NotImplementedError
 
-    # Device-destination transports share poison/validate; the host-destination one overrides.
     def poison(self) -> None:
-        self.torch.bitwise_not(self.buf.dev_src, out=self.buf.dev_dst)
+        self.torch.cuda.synchronize()
+        for p in self.buf.pairs:
+            self.torch.bitwise_not(p.ref, out=p.dst)
         self.torch.cuda.synchronize()
 
     def validate(self, corrupt: bool = False) -> dict:
-        """Compare destination with source byte for byte. ``corrupt`` flips one destination byte
-        first: a fault injected on purpose to prove the check catches it."""
+        """Compare every destination with its reference byte for byte. ``corrupt`` flips one
+        destination byte first: a fault injected on purpose to prove the check catches it."""
         self.torch.cuda.synchronize()
         if corrupt:
             i = self.nbytes // 3
-            self.buf.dev_dst[i:i + 1].bitwise_not_()
-        count, first = _mismatch_device(self.torch, self.buf.dev_dst, self.buf.dev_src)
-        return self._result(count, first, "device compare with the source")
+            self.buf.pairs[0].dst[i:i + 1].bitwise_not_()
+        count, first = 0, None
+        for k, p in enumerate(self.buf.pairs):
+            c, f = _mismatch(self.torch, p.dst, p.ref)
+            if c and first is None:
+                first = f + k * self.nbytes
+            count += c
+        where = "host" if any(p.direction == "d2h" for p in self.buf.pairs) else "device"
+        return {"transport": self.name, "bytes_checked": self.nbytes * len(self.buf.pairs),
+                "mismatched_bytes": count, "first_mismatch_offset": first, "ok": count == 0,
+                "method": f"{where} compare with a reference copy of the source, every byte"}
 
-    def _result(self, count, first, method) -> dict:
-        return {"transport": self.name, "bytes_checked": self.nbytes, "mismatched_bytes": count,
-                "first_mismatch_offset": first, "ok": count == 0, "method": method}
 
+class SmTransport(Transport):
+    """SM carrier: one copy-kernel launch per chunk with ``ctas`` CTAs; for pcie_bidir both directions
+    share each launch (half the CTAs each), as a send/recv kernel does."""
 
-class SmKernelTransport(Transport):
-    name = "sm_kernel"
     expected_carrier = "sm"
 
-    def __init__(self, torch, buffers, ctas: int):
-        super().__init__(torch, buffers)
+    def __init__(self, torch, buffers: TransferBuffers, ctas: int, chunk: int | None = None):
+        super().__init__(torch, buffers, chunk)
+        self.name = transport_for(buffers.link, "sm")
+        if ctas < len(buffers.pairs):
+            raise ValueError(f"{self.name} needs at least {len(buffers.pairs)} CTAs, got {ctas}")
         self.ctas = ctas
+        self.segments = [list(zip(self.chunks(p.src), self.chunks(p.dst))) for p in buffers.pairs]
 
     def launch(self, stream, rep: int) -> None:
-        launch_copy(self.torch, self.buf.dev_src, self.buf.dev_dst, self.ctas, stream)
+        for i in range(self.nbytes // self.chunk):
+            launch_copy(self.torch, [seg[i] for seg in self.segments], self.ctas, stream)
 
 
-class MemcpyD2DTransport(Transport):
-    name = "memcpy_d2d"
-    expected_carrier = "sm"  # measured on H200/driver 580; engine_evidence records what this run saw
+class CopyEngineTransport(Transport):
+    """Copy-engine carrier: one cudaMemcpyAsync per chunk (a CopyBatch per direction, enqueued
+    without the GIL). With two directions the second runs on a stream forked from the first."""
 
-    def launch(self, stream, rep: int) -> None:
-        _dma.memcpy_async(self.buf.dev_dst.data_ptr(), self.buf.dev_src.data_ptr(), self.nbytes, stream.dma)
-
-
-class CopyEngineH2D(Transport):
-    name = "ce_h2d"
     expected_carrier = "copy_engine"
 
-    def __init__(self, torch, buffers):
-        super().__init__(torch, buffers)
-        src = buffers.host_src()
-        self.copy = _dma.CopyBatch([buffers.dev_dst.data_ptr()], [src.ptr], [self.nbytes])
+    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None, priority: int = 0):
+        super().__init__(torch, buffers, chunk)
+        self.name = transport_for(buffers.link, "copy_engine")
+        self.batches = []
+        for p in buffers.pairs:
+            dst, src = self.chunks(p.dst), self.chunks(p.src)
+            self.batches.append(_dma.CopyBatch([d.data_ptr() for d in dst], [s.data_ptr() for s in src],
+                                               [self.chunk] * len(dst)))
+        self.aux = _dma.Stream(priority=priority) if len(self.batches) > 1 else None
+        self.fork = _dma.Event(timing=False) if self.aux else None
+        self.join = _dma.Event(timing=False) if self.aux else None
 
     def launch(self, stream, rep: int) -> None:
-        self.copy.enqueue(stream.dma)
+        if self.aux is None:
+            self.batches[0].enqueue(stream.dma)
+            return
+        self.fork.record(stream.dma)
+        self.aux.wait(self.fork)
+        self.batches[0].enqueue(stream.dma)
+        self.batches[1].enqueue(self.aux)
+        self.join.record(self.aux)
+        stream.dma.wait(self.join)
 
 
-class CopyEngineD2H(Transport):
-    name = "ce_d2h"
-    expected_carrier = "copy_engine"
-
-    def __init__(self, torch, buffers):
-        super().__init__(torch, buffers)
-        self.src_host = np.frombuffer(buffers.host_src(), dtype=np.uint8)
-        self.dst_host = np.frombuffer(buffers.host_dst(), dtype=np.uint8)
-        self.copy = _dma.CopyBatch([buffers.host_dst().ptr], [buffers.dev_src.data_ptr()], [self.nbytes])
-
-    def launch(self, stream, rep: int) -> None:
-        self.copy.enqueue(stream.dma)
-
-    def poison(self) -> None:
-        self.torch.cuda.synchronize()
-        np.invert(self.src_host, out=self.dst_host)
-
-    def validate(self, corrupt: bool = False) -> dict:
-        self.torch.cuda.synchronize()
-        if corrupt:
-            self.dst_host[self.nbytes // 3] ^= 0xFF
-        count, first = _mismatch_host(self.dst_host, self.src_host)
-        return self._result(count, first, "host compare with a pinned copy of the source")
-
-
-def make_transport(torch, name: str, buffers: TransferBuffers, ctas: int | None = None) -> Transport:
-    if name == "sm_kernel":
+def make_transport(torch, name: str, buffers: TransferBuffers, ctas: int | None = None,
+                   chunk: int | None = None, priority: int = 0) -> Transport:
+    if LINK_OF.get(name) != buffers.link:
+        raise ValueError(f"transport {name!r} does not move bytes over link {buffers.link!r}")
+    if CARRIER_OF[name] == "sm":
         if not ctas or ctas <= 0:
-            raise ValueError("sm_kernel needs a positive CTA count")
-        return SmKernelTransport(torch, buffers, ctas)
-    if name == "memcpy_d2d":
-        return MemcpyD2DTransport(torch, buffers)
-    if name == "ce_h2d":
-        return CopyEngineH2D(torch, buffers)
-    if name == "ce_d2h":
-        return CopyEngineD2H(torch, buffers)
-    raise ValueError(f"unknown transport {name!r}")
+            raise ValueError(f"{name} needs a positive CTA count")
+        return SmTransport(torch, buffers, ctas, chunk)
+    return CopyEngineTransport(torch, buffers, chunk, priority)

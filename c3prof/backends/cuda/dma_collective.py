@@ -13,11 +13,11 @@ Mechanics (per launch, all on the caller's comm stream unless noted):
    peer's shard into its own destination (issued by the *destination* GPU's stream). Copies are
    cut into ``chunks`` pieces and spread round-robin over ``streams`` streams (forked from and
    joined back to the comm stream with events), and enqueued in one nogil call per stream
-   (c3prof._dma.CopyBatch / PeerCopyBatch: ``api`` = memcpy | batch | peer).
+   (c3prof.backends.cuda.runtime.CopyBatch / PeerCopyBatch: ``api`` = memcpy | batch | peer).
 3. *done* (push only): the rank writes DONE[rank] into every peer and waits for every peer's DONE:
    when the comm stream passes it, every peer finished writing into this rank's destination.
 
-Buffers come from cudaMalloc (c3prof._dma.DeviceBuffer: one IPC handle per buffer); handles are
+Buffers come from cudaMalloc (c3prof.backends.cuda.runtime.DeviceBuffer: one IPC handle per buffer); handles are
 exchanged over the control group (gloo), opened with cudaIpcOpenMemHandle +
 cudaIpcMemLazyEnablePeerAccess after cudaDeviceEnablePeerAccess to each peer's GPU. What the driver
 reports for every mapping (peer GPU visible in this process, peer access possible/enabled, pointer
@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import os
 
-from c3prof import _dma
-from c3prof.collectives.layout import Layout, count_mismatches, fill_pattern
+from c3prof.backends.cuda import runtime as rt
+from c3prof.backends.cuda.patterns import count_mismatches, fill_pattern
+from c3prof.plan.layout import Layout
 from c3prof.errors import C3profError
 
 APIS = ("memcpy", "batch", "peer")
@@ -54,8 +55,8 @@ def peer_device_index(bus_id: str) -> int | None:
     """This process's index of the GPU at ``bus_id``, or None when that GPU is not visible here
     (e.g. each process launched with its own CUDA_VISIBLE_DEVICES)."""
     try:
-        return _dma.device_by_pci_bus_id(bus_id)
-    except _dma.CudaError:
+        return rt.device_by_pci_bus_id(bus_id)
+    except rt.CudaError:
         return None
 
 
@@ -83,13 +84,13 @@ class DmaCollective:
         self.seq = 0
         self._opened: list[int] = []
         self._closed = False
-        _dma.set_device(device)
+        rt.set_device(device)
         # Local allocations first (may fail alone); the caller agrees on success before exchange().
-        self.dst = _dma.DeviceBuffer(layout.dst_bytes)
-        self.src = _dma.DeviceBuffer(layout.src_bytes) if layout.src_bytes else None
-        self.flags = _dma.DeviceBuffer(max(256, 4 * (2 * self.world + 4)))
-        s = _dma.Stream()
-        _dma.memset_async(self.flags.ptr, 0, self.flags.nbytes, s)
+        self.dst = rt.DeviceBuffer(layout.dst_bytes)
+        self.src = rt.DeviceBuffer(layout.src_bytes) if layout.src_bytes else None
+        self.flags = rt.DeviceBuffer(max(256, 4 * (2 * self.world + 4)))
+        s = rt.Stream()
+        rt.memset_async(self.flags.ptr, 0, self.flags.nbytes, s)
         s.synchronize()
         self.dst_t = as_tensor(torch, self.dst.ptr, layout.dst_bytes, device)
         self.src_t = as_tensor(torch, self.src.ptr, layout.src_bytes, device) if self.src else None
@@ -102,7 +103,7 @@ class DmaCollective:
     # -- setup (collective: every rank calls it at the same point) ------------------------------
 
     def exchange(self) -> None:
-        me = {"rank": self.rank, "pid": os.getpid(), "pci_bus_id": _dma.pci_bus_id(self.device),
+        me = {"rank": self.rank, "pid": os.getpid(), "pci_bus_id": rt.pci_bus_id(self.device),
               "dst": self.dst.ipc_handle(), "src": self.src.ipc_handle() if self.src else None,
               "flags": self.flags.ipc_handle()}
         infos = self.ctrl.all_gather(me)
@@ -118,18 +119,18 @@ class DmaCollective:
             diag = {"peer": p, "peer_pci_bus_id": info["pci_bus_id"], "peer_visible": dev is not None,
                     "peer_device_here": dev, "same_device": dev == self.device}
             if dev is not None and dev != self.device:
-                diag["can_access_peer"] = _dma.can_access_peer(self.device, dev)
+                diag["can_access_peer"] = rt.can_access_peer(self.device, dev)
                 if diag["can_access_peer"]:
-                    _dma.enable_peer_access(dev)
+                    rt.enable_peer_access(dev)
                     diag["peer_access_enabled"] = True
             ptrs = {}
             for key in ("dst", "src", "flags"):
                 if info[key] is None:
                     ptrs[key] = 0
                     continue
-                ptrs[key] = _dma.ipc_open_mem_handle(info[key])
+                ptrs[key] = rt.ipc_open_mem_handle(info[key])
                 self._opened.append(ptrs[key])
-            diag["mapped_dst"] = _dma.pointer_info(ptrs["dst"])
+            diag["mapped_dst"] = rt.pointer_info(ptrs["dst"])
             self.ptr.append(ptrs)
             # cudaMemcpyPeerAsync needs a device index; an invisible peer keeps ours (the driver then
             # resolves the address itself, which is what a staged copy looks like).
@@ -157,17 +158,17 @@ class DmaCollective:
             srcs = [self.ptr[c.src_rank][c.src_buf] + c.src_offset for c in cs]
             sizes = [c.length for c in cs]
             if self.api == "peer":
-                b = _dma.PeerCopyBatch(dsts, [self.dev_of[c.dst_rank] for c in cs], srcs,
+                b = rt.PeerCopyBatch(dsts, [self.dev_of[c.dst_rank] for c in cs], srcs,
                                        [self.dev_of[c.src_rank] for c in cs], sizes)
             else:
-                b = _dma.CopyBatch(dsts, srcs, sizes, mode=self.api)
+                b = rt.CopyBatch(dsts, srcs, sizes, mode=self.api)
             self.batches.append(b)
         self.local_bytes = sum(c.length for c in local)
         self.remote_bytes = sum(c.length for c in remote)
         self.n_copies = len(copies)
         self._extra: dict[int, list] = {}   # comm-stream priority -> extra streams
-        self._fork = _dma.Event(timing=False)
-        self._joins = [_dma.Event(timing=False) for _ in range(self.n_streams)]
+        self._fork = rt.Event(timing=False)
+        self._joins = [rt.Event(timing=False) for _ in range(self.n_streams)]
         self._peers = self.layout.peer_order()
         self._seq_word = self.flags.ptr + 4 * (2 * self.world)
 
@@ -186,20 +187,20 @@ class DmaCollective:
     def _signal(self, s, kind: int) -> None:
         if self.flag_write == "memop":
             for p in self._peers:
-                _dma.stream_write_value32(self._flag(p, kind, self.rank), self.seq, s)
+                rt.stream_write_value32(self._flag(p, kind, self.rank), self.seq, s)
             return
-        _dma.stream_write_value32(self._seq_word, self.seq, s)
+        rt.stream_write_value32(self._seq_word, self.seq, s)
         for p in self._peers:
-            _dma.memcpy_async(self._flag(p, kind, self.rank), self._seq_word, 4, s)
+            rt.memcpy_async(self._flag(p, kind, self.rank), self._seq_word, 4, s)
 
     def _wait(self, s, kind: int) -> None:
         for p in self._peers:
-            _dma.stream_wait_value32(self._flag(self.rank, kind, p), self.seq, s)
+            rt.stream_wait_value32(self._flag(self.rank, kind, p), self.seq, s)
 
     def _streams(self, s) -> list:
         extra = self._extra.get(s.priority)
         if extra is None:
-            extra = self._extra[s.priority] = [_dma.Stream(priority=s.priority) for _ in range(self.n_streams - 1)]
+            extra = self._extra[s.priority] = [rt.Stream(priority=s.priority) for _ in range(self.n_streams - 1)]
         return [s, *extra]
 
     def launch(self, stream, rep: int) -> None:
@@ -241,7 +242,7 @@ class DmaCollective:
         self.torch.cuda.synchronize(self.device)
         self.ctrl.barrier()          # no peer may still be copying from or into our mappings
         for p in self._opened:
-            _dma.ipc_close_mem_handle(p)
+            rt.ipc_close_mem_handle(p)
         self._opened = []
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from c3prof.collectives.dma import validate_segments
-from c3prof.collectives.layout import ALIGN, Layout, PATTERN_CHUNK, _pattern_words_torch, fill_pattern
+from c3prof.backends.cuda.dma_collective import validate_segments
+from c3prof.backends.cuda.patterns import fill_pattern, pattern_words
+from c3prof.plan.layout import ALIGN, PATTERN_CHUNK, Layout
 from c3prof.errors import C3profError
 
 NCCL_CTA_POLICY_ZERO = 2   # nccl.h (2.28)
@@ -228,7 +229,7 @@ class NcclCollective:
             k = min(PATTERN_CHUNK, lay.nbytes - b0)
             acc = t.zeros(k, dtype=t.uint8, device=self.dst.device)
             for p in range(lay.world):
-                acc += _pattern_words_torch(t, b0 // ALIGN, k // ALIGN, self.seed, p, self.dst.device).view(t.uint8)
+                acc += pattern_words(t, b0 // ALIGN, k // ALIGN, self.seed, p, self.dst.device).view(t.uint8)
             ne = self.dst[b0:b0 + k] != acc
             c = int(ne.sum().item())
             if c and first is None:

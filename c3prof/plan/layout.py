@@ -5,11 +5,12 @@ Sizes follow nccl-tests (c3prof/scenarios.py): for ``all_gather`` ``nbytes`` is 
 buffer (``all_to_all`` sends block ``j`` of it, ``nbytes / n`` bytes, to rank ``j``).
 
 Every rank's source bytes are a deterministic function of (seed, rank, byte offset)
-(:func:`fill_pattern`), so every rank can regenerate any peer's source locally and check its own
+(:func:`pattern_bytes`), so every rank can regenerate any peer's source locally and check its own
 output byte for byte without trusting any collective, NCCL included: that is the reference.
 
 In-place all-gather (the default, like FSDP's): a rank's shard lives in its own slot of the output
-buffer, so no same-device copy is needed (same-device copies run on SMs on H200, FACTS-H200.md).
+buffer, so no same-device copy is needed (on the H200 with driver 580, a same-device copy runs
+on SMs, not on a copy engine).
 All-to-all always moves its self block locally (``nbytes / n`` on the rank's own device).
 """
 
@@ -208,9 +209,18 @@ def expected_bytes(op: str, nbytes: int, world: int, rank: int, inplace: bool = 
 # Identical on CPU (numpy or torch) and GPU (torch), so any rank can rebuild any peer's data.
 # ------------------------------------------------------------------------------------------------
 
-def _key(seed: int, rank: int) -> int:
-    k = (seed * 1_000_003 + rank * 7919 + 1) % 2**63
-    return k
+def pattern_key(seed: int, rank: int) -> int:
+    """The word-index offset that makes rank ``rank``'s pattern (under ``seed``) its own."""
+    return (seed * 1_000_003 + rank * 7919 + 1) % 2**63
+
+
+def splitmix64(x):
+    """splitmix64's finalizer on int64 words: a numpy array or a torch tensor (same operators,
+    wrapping multiplication), so the host reference and the device fill compute the same bytes."""
+    x = x * _C0
+    x = (x ^ (x >> 30)) * _C1
+    x = (x ^ (x >> 27)) * _C2
+    return x ^ (x >> 31)
 
 
 def pattern_bytes(seed: int, rank: int, offset: int, length: int):
@@ -220,49 +230,6 @@ def pattern_bytes(seed: int, rank: int, offset: int, length: int):
     if offset % ALIGN or length % ALIGN:
         raise C3profError(f"pattern offset and length must be multiples of {ALIGN}")
     with np.errstate(over="ignore"):
-        x = np.arange(offset // ALIGN, (offset + length) // ALIGN, dtype=np.int64) + np.int64(_key(seed, rank))
-        x = x * np.int64(_C0)
-        x = (x ^ (x >> np.int64(30))) * np.int64(_C1)
-        x = (x ^ (x >> np.int64(27))) * np.int64(_C2)
-        x = x ^ (x >> np.int64(31))
+        x = splitmix64(np.arange(offset // ALIGN, (offset + length) // ALIGN, dtype=np.int64)
+                       + np.int64(pattern_key(seed, rank)))
     return x.astype("<i8").view(np.uint8)
-
-
-def _pattern_words_torch(torch, start_word: int, n_words: int, seed: int, rank: int, device):
-    x = torch.arange(start_word, start_word + n_words, dtype=torch.int64, device=device) + _key(seed, rank)
-    x = x * _C0
-    x = (x ^ (x >> 30)) * _C1
-    x = (x ^ (x >> 27)) * _C2
-    return x ^ (x >> 31)
-
-
-def fill_pattern(torch, out_u8, seed: int, rank: int, offset: int = 0, invert: bool = False) -> None:
-    """Write rank ``rank``'s source bytes [offset, offset + len) into the uint8 tensor ``out_u8``
-    (on its own device), or their bitwise complement (``invert``: poison that differs everywhere)."""
-    n = out_u8.numel()
-    if offset % ALIGN or n % ALIGN:
-        raise C3profError(f"pattern offset and length must be multiples of {ALIGN}")
-    words = out_u8.view(torch.int64)
-    step = PATTERN_CHUNK // ALIGN
-    for w0 in range(0, words.numel(), step):
-        k = min(step, words.numel() - w0)
-        x = _pattern_words_torch(torch, offset // ALIGN + w0, k, seed, rank, out_u8.device)
-        words[w0:w0 + k] = torch.bitwise_not(x) if invert else x
-
-
-def count_mismatches(torch, got_u8, seed: int, rank: int, offset: int = 0) -> tuple[int, int | None]:
-    """(number of bytes of ``got_u8`` that differ from rank ``rank``'s pattern at ``offset``,
-    index of the first one or None), compared chunk by chunk on ``got_u8``'s device."""
-    n = got_u8.numel()
-    count, first = 0, None
-    step = PATTERN_CHUNK
-    for b0 in range(0, n, step):
-        k = min(step, n - b0)
-        x = _pattern_words_torch(torch, (offset + b0) // ALIGN, k // ALIGN, seed, rank, got_u8.device)
-        ne = got_u8[b0:b0 + k] != x.view(torch.uint8)
-        c = int(ne.sum().item())
-        if c:
-            if first is None:
-                first = b0 + int(ne.nonzero()[0].item())
-            count += c
-    return count, first

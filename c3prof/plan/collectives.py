@@ -18,9 +18,24 @@ all_reduce is an SM baseline only (it needs arithmetic; copy engines only move b
 
 from __future__ import annotations
 
-from c3prof.capture.strategies import PlanOptions, Variant
-from c3prof.collectives import DMA_IMPLEMENTATIONS
 from c3prof.errors import C3profError
+from c3prof.plan.model import PlanOptions, Variant, base_first, checked_gemm_sms, unknown_strategy
+
+# The implementations of a collective, measured side by side and validated byte for byte:
+#   nccl      NCCL's SM kernels through torch.distributed (optionally CTA-limited: max_ctas)
+#   nccl_ce   NCCL's copy-engine collectives (NCCL >= 2.28: CTA policy zero + buffers registered
+#             as symmetric windows through torch's NCCL symmetric memory)
+#   dma_push  c3prof's own DMA collectives: shards moved by copy-engine copies between ranks
+#   dma_pull  through IPC mappings, ordered across ranks with device-side flags (push: the source
+#             rank's stream writes into the peer; pull: the destination rank's stream reads)
+IMPLEMENTATIONS = ("nccl", "nccl_ce", "dma_push", "dma_pull")
+DMA_IMPLEMENTATIONS = ("nccl_ce", "dma_push", "dma_pull")
+# Which engine each implementation is meant to use (what engine evidence must confirm, not assume).
+EXPECTED_CARRIER = {"nccl": "sm", "nccl_ce": "copy_engine", "dma_push": "copy_engine", "dma_pull": "copy_engine"}
+COLLECTIVE_OPS = ("all_gather", "all_to_all", "all_reduce")
+
+# CTA limits of the NCCL collective beside an unpartitioned GEMM (rp), unless --rp-comm-ctas gives them.
+COLLECTIVE_RP_CTAS = (32,)
 
 
 def parse_dma_collectives(text: str) -> tuple[str, ...]:
@@ -32,13 +47,6 @@ def parse_dma_collectives(text: str) -> tuple[str, ...]:
     return items
 
 
-def _gemm_sms(opts: PlanOptions) -> tuple[int, ...]:
-    for g in opts.rp_gemm_sms:
-        if not 0 < g < opts.sm_count:
-            raise C3profError(f"--rp-gemm-sms {g} must be between 1 and {opts.sm_count - 1} on this GPU")
-    return opts.rp_gemm_sms
-
-
 def collective_variants(op: str, strategy: str, opts: PlanOptions) -> list[Variant]:
     hi = opts.greatest_priority
     dma = tuple(getattr(opts, "dma_collectives", DMA_IMPLEMENTATIONS))
@@ -48,18 +56,19 @@ def collective_variants(op: str, strategy: str, opts: PlanOptions) -> list[Varia
         return [Variant("sp", "comm_first", "nccl", order="comm_first", comm_priority=hi),
                 Variant("sp", "gemm_first", "nccl", order="gemm_first", gemm_priority=hi)]
     if strategy == "rp":
-        out = [Variant("rp", f"gemm{g}sm", "nccl", gemm_sms=g, comm_ctas=opts.sm_count - g) for g in _gemm_sms(opts)]
-        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in opts.rp_comm_ctas]
+        out = [Variant("rp", f"gemm{g}sm", "nccl", gemm_sms=g, comm_ctas=opts.sm_count - g)
+               for g in checked_gemm_sms(opts)]
+        ctas = opts.rp_comm_ctas if opts.rp_comm_ctas is not None else COLLECTIVE_RP_CTAS
+        return out + [Variant("rp", f"ctas{c}", "nccl", comm_ctas=c) for c in ctas]
     if strategy in ("dma", "dma+rp"):
         if op == "all_reduce":
             return []   # SM baseline only
         if strategy == "dma":
             return [Variant("dma", impl, impl) for impl in dma]
-        return [Variant("dma+rp", f"{impl}-gemm{g}sm", impl, gemm_sms=g) for impl in dma for g in _gemm_sms(opts)]
-    raise C3profError(f"unknown strategy {strategy!r}")
+        return [Variant("dma+rp", f"{impl}-gemm{g}sm", impl, gemm_sms=g)
+                for impl in dma for g in checked_gemm_sms(opts)]
+    raise unknown_strategy(strategy)
 
 
 def collective_variants_for(op: str, strategies: tuple[str, ...], opts: PlanOptions) -> list[Variant]:
-    out = [v for st in strategies for v in collective_variants(op, st, opts)]
-    out.sort(key=lambda v: v.strategy != "base")
-    return out
+    return base_first([v for st in strategies for v in collective_variants(op, st, opts)])

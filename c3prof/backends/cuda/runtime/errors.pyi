@@ -1,0 +1,10 @@
+"""Type stub of c3prof.backends.cuda.runtime.errors (Cython)."""
+
+class CudaError(RuntimeError):
+    call: str
+    code: int
+    name: str
+    description: str
+    def __init__(self, call: str, code: int, name: str, description: str) -> None: ...
+
+NO_GPU_ERRORS: tuple[int, int]

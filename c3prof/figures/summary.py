@@ -1,0 +1,49 @@
+"""(b) The summary: each strategy's mean fraction of ideal over scenarios, with its interval.
+
+One row per strategy: the default variant (filled marker) and, where the strategy has several
+variants, the best variant per scenario (open marker: an oracle choice, biased upward). Each row is
+labelled with its number of scenarios (those passing the inclusion rule, --min-gain).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from c3prof.figures.common import color, new_figure, save
+
+
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+    rows = [s for s in report["strategies"] if s["platform"] == platform
+            and s["selection"] in ("default", "best_per_scenario") and s["mean_fraction_of_ideal"] is not None]
+    if not rows:
+        return []
+    strategies = list(dict.fromkeys(s["strategy"] for s in rows))
+    fig = new_figure(7.5, 0.55 * len(strategies) + 1.6)
+    ax = fig.add_subplot()
+    labelled = False
+    for y, strat in enumerate(strategies):
+        for s in (r for r in rows if r["strategy"] == strat):
+            oracle = s["selection"] == "best_per_scenario"
+            m, ci = s["mean_fraction_of_ideal"], s["mean_fraction_ci"]
+            yy = y + (0.18 if oracle else -0.05)
+            err = [[m - ci[0]], [ci[1] - m]] if ci else None
+            ax.errorbar([m], [yy], xerr=err, fmt="o", mfc="white" if oracle else color(strat, strategies),
+                        color=color(strat, strategies), capsize=3, markersize=6,
+                        label="best variant per scenario (oracle)" if oracle and not labelled else None)
+            labelled = labelled or oracle
+            ax.annotate(f"{m:.0%} (n={s['n_scenarios']})", (m, yy), textcoords="offset points", xytext=(6, 3),
+                        fontsize=7)
+    ax.set_yticks(range(len(strategies)), strategies)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.axvline(1, color="black", linewidth=0.8, linestyle="--")
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    ax.set_xlabel("mean fraction of ideal over scenarios")
+    conf = f"{report['settings']['confidence']:.0%}"
+    ax.set_title(f"{platform}\nmean fraction of ideal per strategy ({conf} CI; scenarios with ideal >= "
+                 f"{report['settings']['min_ideal']:g})", fontsize=9)
+    ends = [v for s in rows for v in ([s["mean_fraction_of_ideal"]] + (s["mean_fraction_ci"] or []))]
+    ax.set_xlim(min(-0.05, min(ends) - 0.05), max(1.1, max(ends) + 0.25))
+    if any(s["selection"] == "best_per_scenario" for s in rows):
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return save(fig, outdir, f"strategy_summary{suffix}")

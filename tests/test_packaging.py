@@ -30,8 +30,9 @@ def test_report_and_ingest_need_no_cuda_package():
 
 def test_capture_extra_pins_the_cuda_bindings_the_extension_is_built_against():
     build = [r for r in PYPROJECT["build-system"]["requires"] if _name(r) == "cuda-bindings"]
-    run = [r for r in PYPROJECT["project"]["optional-dependencies"]["capture"] if _name(r) == "cuda-bindings"]
-    assert build and build == run
+    for extra in ("capture", "dev"):   # dev: the GPU-free tests import the extension
+        run = [r for r in PYPROJECT["project"]["optional-dependencies"][extra] if _name(r) == "cuda-bindings"]
+        assert build and build == run, extra
     assert {"torch", "nvidia-ml-py"} <= {_name(r) for r in PYPROJECT["project"]["optional-dependencies"]["capture"]}
 
 
@@ -53,7 +54,11 @@ def test_installed_wheel_carries_cython_sources_not_generated_cpp():
     if Path(c3prof.__file__).resolve().is_relative_to(ROOT):
         pytest.skip("c3prof is imported from this source tree (editable install): no wheel to inspect; "
                     "CI checks the wheel built from the sdist")
-    files = [str(f) for f in md.files("c3prof") or []]
+    # The distribution installed where c3prof was imported from (not a c3prof.egg-info that another
+    # test's sys.path entry may expose, e.g. in an unpacked sdist).
+    site = str(Path(c3prof.__file__).resolve().parents[1])
+    dist = next(d for d in md.distributions(path=[site]) if d.metadata["Name"] == "c3prof")
+    files = [str(f) for f in dist.files or []]
     assert not [f for f in files if f.endswith((".cpp", ".c"))], "generated C/C++ in the wheel"
     for source in ("c3prof/backends/cuda/runtime/streams.pyx", "c3prof/backends/cuda/runtime/streams.pyi",
                    "c3prof/backends/cuda/runtime/streams.pxd", "c3prof/ingest/_kineto.pyx", "c3prof/py.typed"):

@@ -1,10 +1,16 @@
 """Bandwidth of every collective implementation, side by side, in nccl-tests' table form.
 
-Runs under torchrun (one rank per GPU) or alone (world size 1):
+Runs under torchrun (one rank per GPU) or alone (world size 1), with nccl-tests' flags
+(-b/-e/-f/-i sizes, -n iterations, -w warmup, -c check, -d type, -o reduction, -g GPUs per process):
 
-    torchrun --nproc-per-node 8 benchmarks/bench_collectives.py --json out/collectives.json
-    torchrun --nproc-per-node 2 benchmarks/bench_collectives.py --share-gpu --impls dma_push,dma_pull   # 1 GPU, IPC plumbing
-    python benchmarks/bench_collectives.py --impls nccl,nccl_ce --max-bytes 16M                        # world size 1
+    torchrun --nproc-per-node 8 benchmarks/bench_collectives.py -b 64K -e 1G -f 2 --json out/collectives.json
+    torchrun --nproc-per-node 2 benchmarks/bench_collectives.py --share-gpu --impls dma_push,dma_pull  # 1 GPU: IPC
+    python benchmarks/bench_collectives.py --impls nccl,nccl_ce -e 16M                                # world size 1
+
+Output (rank 0): per operation and implementation, nccl-tests' table (size, count, type, redop,
+root, then time/algbw/busbw/#wrong out-of-place and in-place) closed by ``# Out of bounds values``
+and ``# Avg bus bandwidth`` (benchmarks/nccl_tests_format.py); every other line starts with ``#``.
+all_gather is measured in both placements, all_to_all out-of-place, all_reduce in place.
 
 Implementations (c3prof/collectives): ``nccl`` (SM kernels; ``--nccl-max-ctas 8,32`` adds CTA-limited
 rows ``nccl[ctas8]``), ``nccl_ce`` (NCCL >= 2.28 copy-engine collectives: CTA policy zero + symmetric
@@ -12,9 +18,10 @@ windows), ``dma_push`` / ``dma_pull`` (c3prof's IPC copy-engine collectives; ``-
 ``--dma-chunks``, ``--dma-streams`` take lists and every combination becomes a row such as
 ``dma_pull[batch,c4,s2]``). Sizes follow nccl-tests (all_gather: gathered bytes).
 
-Timing as nccl-tests: per size, ``--iters`` launches back to back between two events (after
-``--warmup`` launches and a barrier), repeated ``--runs`` times; a rank's time is the median run / iters;
-the table shows the slowest rank. Afterwards every rank poisons its output, runs the collective once
+Timing as nccl-tests: per size, ``-n`` launches back to back between two events (after ``-w``
+launches and a barrier), repeated ``--runs`` times; a rank's time is the median run / iters; the
+table shows the slowest rank (nccl-tests' ``-a 3``). With ``-c 1`` (default) every rank then
+poisons its output, runs the collective once
 more and compares it byte for byte with the reference regenerated from every rank's seeded source:
 ``#wrong`` is the number of wrong bytes summed over ranks (``--corrupt-check`` also flips one byte
 on purpose and must see exactly one wrong byte per rank: the validation itself is checked).
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import statistics
 import sys
@@ -43,7 +51,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from c3prof.units import format_bytes, parse_bytes  # noqa: E402
+from benchmarks.nccl_tests_format import (  # noqa: E402
+    IN_PLACE,
+    PLACEMENTS_BY_OP,
+    PRIMARY_PLACEMENT,
+    add_nccl_tests_arguments,
+    byte_size,
+    check_nccl_tests_arguments,
+    format_tables,
+    parse_size,
+    placement_of,
+    sweep_sizes,
+)
+from c3prof.units import format_bytes  # noqa: E402
 
 
 def _list(kind):
@@ -54,32 +74,31 @@ def _list(kind):
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_nccl_tests_arguments(ap)
     ap.add_argument("--ops", type=_list(str), default=["all_gather", "all_to_all"])
     ap.add_argument("--impls", type=_list(str), default=["nccl", "nccl_ce", "dma_push", "dma_pull"])
-    ap.add_argument("--min-bytes", type=parse_bytes, default=64 * 1024)
-    ap.add_argument("--max-bytes", type=parse_bytes, default=2**30)
-    ap.add_argument("--factor", type=int, default=2)
-    ap.add_argument("--sizes", type=_list(parse_bytes), default=None, help="explicit sizes (overrides the sweep)")
+    ap.add_argument("--sizes", type=_list(byte_size), default=None, help="explicit sizes (overrides -b/-e/-f/-i)")
     ap.add_argument("--nccl-max-ctas", type=_list(int), default=[], help="extra CTA-limited NCCL rows")
     ap.add_argument("--dma-api", type=_list(str), default=["memcpy"])
     ap.add_argument("--dma-chunks", type=_list(int), default=[1])
     ap.add_argument("--dma-streams", type=_list(int), default=[1])
     ap.add_argument("--flag-write", default="memcpy", choices=("memcpy", "memop"))
-    ap.add_argument("--out-of-place", action="store_true")
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=5, help="timed runs of -n launches per size; the median counts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write rows, targets and diagnostics here (rank 0)")
     ap.add_argument("--share-gpu", action="store_true", help="ranks share GPU 0 (IPC tests; no NCCL)")
     ap.add_argument("--isolate-devices", action="store_true", help="each rank sees only its own GPU")
     ap.add_argument("--evidence", action="store_true", help="GPM SM utilization of each implementation alone")
-    ap.add_argument("--evidence-bytes", type=parse_bytes, default=256 * 2**20)
+    ap.add_argument("--evidence-bytes", type=byte_size, default=256 * 2**20)
     ap.add_argument("--nccl-debug", metavar="DIR", help="NCCL INFO logs here; count copy-engine lines")
     ap.add_argument("--corrupt-check", action="store_true", help="flip one byte per rank and require #wrong == 1")
     ap.add_argument("--loop", metavar="IMPL:OP:BYTES:SECONDS", help="run one implementation alone in a loop")
-    ap.add_argument("--timeout", type=float, default=300.0)
-    return ap.parse_args(argv)
+    ap.add_argument("-T", "--timeout", type=float, default=300.0, help="seconds a collective may take")
+    args = ap.parse_args(argv)
+    check_nccl_tests_arguments(ap, args)
+    if args.corrupt_check and not args.check:
+        ap.error("--corrupt-check needs validation: leave out -c 0")
+    return args
 
 
 class Env:
@@ -161,10 +180,10 @@ def configs(args, env):
     return out
 
 
-def make(env, args, impl, opts, op, nbytes):
+def make(env, args, impl, opts, op, nbytes, placement=IN_PLACE):
     from c3prof.plan.layout import Layout
 
-    layout = Layout(op, nbytes, env.world, env.rank, inplace=not args.out_of_place)
+    layout = Layout(op, nbytes, env.world, env.rank, inplace=placement == IN_PLACE)
     if impl in ("dma_push", "dma_pull"):
         from c3prof.backends.cuda.dma_collective import DmaCollective
 
@@ -212,43 +231,54 @@ def validate(env, coll, corrupt=False) -> int:
     return coll.validate(corrupt=corrupt)["mismatched_bytes"]
 
 
-def sweep(env, args):
-    from c3prof.analysis.busbw import make_row, size_sweep
+def measure(env, args, config, op, nbytes, placement, diagnostics):
+    """One size in one placement: time it, validate it (-c 1), and return its table row (None if
+    the implementation cannot be set up here: noted in diagnostics)."""
+    from c3prof.analysis.busbw import make_row
 
-    sizes = args.sizes or size_sweep(args.min_bytes, args.max_bytes, args.factor)
-    rows, diagnostics = [], {}
+    name, impl, opts = config
+    try:
+        coll = make(env, args, impl, opts, op, nbytes, placement)
+    except Exception as exc:
+        env.log(f"# {name} {op} {format_bytes(nbytes)}: setup failed: {type(exc).__name__}: {exc}")
+        diagnostics.setdefault(name, {})["error"] = f"{type(exc).__name__}: {exc}"
+        return None
+    try:
+        t = max(env.ctrl.all_gather(time_us(env, coll, args)))
+        wrong = sum(env.ctrl.all_gather(validate(env, coll))) if args.check else -1
+        params = coll.params()
+        if args.corrupt_check and args.check and nbytes == diagnostics["first_size"]:
+            caught = env.ctrl.all_gather(validate(env, coll, corrupt=True))
+            diagnostics.setdefault(name, {})["corrupt_check"] = caught
+            if any(c != 1 for c in caught):
+                env.log(f"# CORRUPTION CHECK FAILED for {name}: wrong bytes per rank {caught} (want 1 each)")
+    finally:
+        coll.close()
+        env.torch.cuda.empty_cache()
+    peers = params.pop("peers", None)
+    if peers is not None and name not in diagnostics.get("peers", {}):
+        diagnostics.setdefault("peers", {})[name] = env.ctrl.all_gather(peers)
+    row = make_row(name, op, nbytes, t, env.world, wrong, dtype=args.datatype,
+                   params={**params, "placement": placement})
+    env.log(f"# {op:>10s} {name:<26s} {placement:<12s} {format_bytes(nbytes):>7s} {t:9.1f} us  algbw {row.algbw:7.2f}"
+            f"  busbw {row.busbw:7.2f} GB/s  #wrong {wrong if args.check else 'N/A'}")
+    return row
+
+
+def sweep(env, args):
+    sizes = args.sizes or sweep_sizes(args)
+    rows, diagnostics = [], {"first_size": sizes[0]}
     for op in args.ops:
-        for name, impl, opts in configs(args, env):
-            if op == "all_reduce" and impl not in ("nccl",):
+        for config in configs(args, env):
+            if op == "all_reduce" and config[1] != "nccl":
                 continue
-            for nbytes in sizes:
-                if nbytes % (8 * env.world):
-                    continue
-                try:
-                    coll = make(env, args, impl, opts, op, nbytes)
-                except Exception as exc:
-                    env.log(f"# {name} {op} {format_bytes(nbytes)}: setup failed: {type(exc).__name__}: {exc}")
-                    diagnostics.setdefault(name, {})["error"] = f"{type(exc).__name__}: {exc}"
+            measured = (measure(env, args, config, op, nbytes, placement, diagnostics)
+                        for nbytes in sizes if nbytes % (8 * env.world) == 0 for placement in PLACEMENTS_BY_OP[op])
+            for row in measured:
+                if row is None:   # setup failed: the next sizes would fail the same way
                     break
-                try:
-                    t = max(env.ctrl.all_gather(time_us(env, coll, args)))
-                    wrong = sum(env.ctrl.all_gather(validate(env, coll)))
-                    params = coll.params()
-                    if args.corrupt_check and nbytes == sizes[0]:
-                        caught = env.ctrl.all_gather(validate(env, coll, corrupt=True))
-                        diagnostics.setdefault(name, {})["corrupt_check"] = caught
-                        if any(c != 1 for c in caught):
-                            env.log(f"# CORRUPTION CHECK FAILED for {name}: wrong bytes per rank {caught} (want 1 each)")
-                finally:
-                    coll.close()
-                    env.torch.cuda.empty_cache()
-                peers = params.pop("peers", None)
-                if peers is not None and name not in diagnostics.get("peers", {}):
-                    diagnostics.setdefault("peers", {})[name] = env.ctrl.all_gather(peers)
-                row = make_row(name, op, nbytes, t, env.world, wrong, params=params)
                 rows.append(row)
-                env.log(f"{op:>10s} {name:<26s} {format_bytes(nbytes):>7s} {t:9.1f} us  algbw {row.algbw:7.2f}  "
-                        f"busbw {row.busbw:7.2f} GB/s  #wrong {wrong}")
+    del diagnostics["first_size"]
     return rows, diagnostics
 
 
@@ -267,14 +297,15 @@ def evidence(env, args):
                 coll.close()
             recs = env.ctrl.all_gather({k: rec.get(k) for k in ("carrier", "metrics", "reason", "expected_carrier")})
             out.append({"impl": name, "op": op, "bytes": coll.nbytes, "per_rank": recs})
-            env.log(f"# evidence {name} {op}: carrier per rank {[r['carrier'] for r in recs]}, SM_UTIL "
-                    f"{[(r.get('metrics') or {}).get('sm_util') for r in recs]} (expected {recs[0]['expected_carrier']})")
+            sm_util = [(r.get("metrics") or {}).get("sm_util") for r in recs]
+            env.log(f"# evidence {name} {op}: carrier per rank {[r['carrier'] for r in recs]}, SM_UTIL {sm_util} "
+                    f"(expected {recs[0]['expected_carrier']})")
     return out
 
 
 def loop(env, args):
     impl, op, nbytes, seconds = args.loop.split(":")
-    nbytes, seconds = parse_bytes(nbytes), float(seconds)
+    nbytes, seconds = parse_size(nbytes), float(seconds)
     cfg = next((c for c in configs(args, env) if c[1] == impl), None)
     if cfg is None:
         sys.exit(f"bench_collectives: --loop {impl}: not available here")
@@ -305,10 +336,33 @@ def nccl_log_findings(path) -> dict:
             "sample_copy_engine": [ln.strip()[-200:] for ln in lines if "Copy Engine" in ln][:4]}
 
 
+def _target(ratio, met) -> str:
+    return f"{ratio:.2f} ({'met' if met else 'NOT met'})" if ratio else "  -  (n/a)"
+
+
+def summary_line(e: dict) -> str:
+    return (f"# {e['op']:>10s} {e['impl']:<26s} busbw ratio "
+            f"{_target(e['min_busbw_ratio_ge_64MiB'], e['busbw_target_met'])}  time ratio "
+            f"{_target(e['max_time_ratio_1_16MiB'], e['latency_target_met'])}  #wrong {e['wrong']}")
+
+
+def primary_rows(rows):
+    """The placement every implementation of an operation has, so that they compare like for like."""
+    return [r for r in rows if placement_of(r) == PRIMARY_PLACEMENT[r.op]]
+
+
+def write_json(path, rows, targets, meta):
+    """Every row (both placements, ``params.placement``) and the targets of the primary placement."""
+    doc = {"meta": meta, "rows": [r.to_dict() for r in rows], "targets": targets,
+           "targets_placement": PRIMARY_PLACEMENT}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str))
+
+
 def main(argv=None):
     args = parse_args(argv)
     env = Env(args)
-    from c3prof.analysis.busbw import dumps, format_table, speedup_summary
+    from c3prof.analysis.busbw import speedup_summary
     from c3prof.backends.cuda.nccl import ce_support
 
     rt = env.rt
@@ -329,20 +383,19 @@ def main(argv=None):
         env.ctrl.barrier()
         diagnostics["nccl_log"] = nccl_log_findings(args.nccl_debug)
     if env.rank == 0:
-        print()
-        print(format_table(rows, meta["gpu"]))
+        print("#")
+        print(f"# {meta['gpu']}: {env.world} rank(s), iters: {args.iters} warmup iters: {args.warmup} runs: "
+              f"{args.runs} validation: {args.check} type: {args.datatype}")
+        print(format_tables(rows, check=bool(args.check)))
         meta["diagnostics"] = diagnostics
         meta["evidence"] = ev
+        targets = speedup_summary(primary_rows(rows))
         if args.json:
-            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.json).write_text(dumps(rows, meta))
-        print("\n# SUMMARY (targets vs nccl: busbw >= 1.3x at >= 64 MiB, time <= 1.5x at 1-16 MiB)")
-        for e in speedup_summary(rows):
-            bw, lat = e["min_busbw_ratio_ge_64MiB"], e["max_time_ratio_1_16MiB"]
-            print(f"# {e['op']:>10s} {e['impl']:<26s} busbw ratio {('%.2f' % bw) if bw else '  - '} "
-                  f"({'met' if e['busbw_target_met'] else 'NOT met' if bw else 'n/a'})  time ratio "
-                  f"{('%.2f' % lat) if lat else '  - '} ({'met' if e['latency_target_met'] else 'NOT met' if lat else 'n/a'})"
-                  f"  #wrong {e['wrong']}")
+            write_json(Path(args.json), rows, targets, meta)
+        print(f"\n# SUMMARY ({', '.join(f'{op} {p}' for op, p in PRIMARY_PLACEMENT.items() if op in args.ops)}; "
+              "targets vs nccl: busbw >= 1.3x at >= 64 MiB, time <= 1.5x at 1-16 MiB)")
+        for e in targets:
+            print(summary_line(e))
         total_wrong = sum(max(r.wrong, 0) for r in rows)
         print(f"# rows {len(rows)}, total #wrong {total_wrong}, errors "
               f"{ {k: v['error'] for k, v in diagnostics.items() if isinstance(v, dict) and 'error' in v} }")

@@ -24,11 +24,11 @@ for s in "$@"; do
     ipc1gpu)
       step ipc_tests python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_ipc_dma.py
       step ipc_bench $TR --nproc-per-node=2 benchmarks/bench_collectives.py --share-gpu --impls dma_push,dma_pull \
-        --dma-api memcpy,batch,peer --dma-chunks 1,4 --dma-streams 1,2 --min-bytes 64K --max-bytes 256M \
+        --dma-api memcpy,batch,peer --dma-chunks 1,4 --dma-streams 1,2 -b 64K -e 256M \
         --corrupt-check --json "$OUT/ipc1gpu.json" ;;
     collectives1gpu)
       step w1_bench $TR --nproc-per-node=1 benchmarks/bench_collectives.py --ops all_gather,all_to_all,all_reduce \
-        --nccl-max-ctas 8,32 --min-bytes 64K --max-bytes 1G --corrupt-check --evidence --json "$OUT/collectives_w1.json"
+        --nccl-max-ctas 8,32 -b 64K -e 1G --corrupt-check --evidence --json "$OUT/collectives_w1.json"
       step w1_capture $TR --nproc-per-node=1 -m c3prof capture --suite llama70b --strategies base,sp,rp,dma \
         --rp-gemm-sms 96 --rp-comm-ctas 8 --out "$OUT/llama70b_w1.jsonl" --quiet ;;
     multigpu)

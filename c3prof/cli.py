@@ -28,6 +28,7 @@ import traceback
 
 from c3prof import __version__
 from c3prof.errors import C3profError
+from c3prof.extras import missing_extra_message
 
 SUBCOMMANDS = {
     "capture": ("c3prof.capture.cli", "run C3 scenarios on the GPU and write a trace"),
@@ -92,6 +93,14 @@ def _run(args, debug: bool) -> int:
     except C3profError as exc:
         print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:
+        # An optional dependency (e.g. cuda-bindings for capture) is not installed: one line naming
+        # the extra to install, exit status 2. Any other missing module is a bug: re-raise.
+        message = missing_extra_message(exc)
+        if message is None:
+            raise
+        print(f"c3prof {args.command}: error: {message}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# The main job: set up, capture the taxonomy suite on the GPU (all single-GPU strategies), then
-# analyze it (tables, JSON, figures). Output in out/. Without a usable GPU it says so and points
-# to `c3prof report` on the bundled H200 trace.
+# The main job: capture the default suite on the GPU (all single-GPU strategies), then analyze it
+# (tables, JSON, figures). Output in out/. The GPU is checked first, before anything is installed:
+# without a usable GPU it says so at once and points to `c3prof report` on the bundled H200 trace.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  bash scripts/setup.sh >/dev/null || exit 1
-  echo "scripts/run.sh: no usable NVIDIA GPU on this machine, so nothing can be captured here." >&2
-  echo "  Analyze the bundled H200 capture instead:" >&2
-  echo "    .venv/bin/c3prof report tests/data/h200_taxonomy.jsonl --figures out/figures --json out/report.json" >&2
+BUNDLED_TRACE=tests/data/h200_taxonomy.jsonl
+say() { echo "scripts/run.sh: $*" >&2; }
+
+say "looking for an NVIDIA GPU (nvidia-smi)..."
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! gpus=$(timeout 20 nvidia-smi -L 2>/dev/null) || [ -z "$gpus" ]; then
+  say "no usable NVIDIA GPU on this machine, so nothing can be captured here."
+  say "Analyze the bundled H200 capture instead (installs c3prof into .venv first, no GPU needed):"
+  say "  bash scripts/setup.sh && .venv/bin/c3prof report $BUNDLED_TRACE --figures out/figures --json out/report.json"
   exit 2
 fi
+say "found: ${gpus%%$'\n'*}"
+say "setting up .venv with the capture dependencies (torch, NVML, cuda-bindings)..."
 bash scripts/setup.sh capture || exit 1
 mkdir -p out
-trace=out/taxonomy-$(date +%Y%m%d-%H%M%S).jsonl
-.venv/bin/c3prof capture --suite taxonomy --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
+trace=out/default-$(date +%Y%m%d-%H%M%S).jsonl
+say "capturing the default suite into $trace (progress below; Ctrl-C keeps what was measured)"
+.venv/bin/c3prof capture --suite default --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
+say "analyzing $trace: tables below, figures in out/figures, JSON in out/report.json"
 .venv/bin/c3prof report "$trace" --figures out/figures --json out/report.json

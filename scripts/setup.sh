@@ -1,17 +1,59 @@
 #!/usr/bin/env bash
 # Create .venv and install c3prof into it (editable), building the Cython extensions.
 #   bash scripts/setup.sh            # report, ingest and tests (no torch): any machine
-#   bash scripts/setup.sh capture    # plus torch and NVML for `c3prof capture` on a GPU machine
+#   bash scripts/setup.sh capture    # plus torch, NVML and cuda-bindings for `c3prof capture`
 # The venv sees system site-packages, so a torch that is already installed is reused, not
 # downloaded again. Needs Python >= 3.11 and a C++ compiler; the CUDA headers come from pip wheels.
+#
+# Reinstalls only when the build inputs changed: a stamp in .venv holds a hash of pyproject.toml,
+# setup.py and the Cython sources (plus the extras asked for). Python sources need no reinstall
+# (the install is editable).
+#
+# Without a reachable package registry (a GPU node whose image already has the dependencies),
+# the normal install fails; it then builds against the installed packages instead
+# (pip install --no-build-isolation --no-deps -e .) and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+say() { echo "scripts/setup.sh: $*" >&2; }
+
+extras=dev
+checks="import c3prof.ingest._kineto"
+if [ "${1:-}" = capture ]; then
+  extras=capture,dev
+  checks="$checks, c3prof.backends.cuda.runtime"
+fi
+
+build_inputs_hash() {
+  { echo "extras=$extras"; cat pyproject.toml setup.py;
+    find c3prof -name '*.pyx' -o -name '*.pxd' -o -name '*.pyi' | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1
+}
+
 if [ ! -x .venv/bin/python ]; then
+  say "creating .venv (Python: $("$PY" --version 2>&1))"
   "$PY" -m venv --system-site-packages .venv
 fi
-extras=dev
-[ "${1:-}" = capture ] && extras=capture,dev
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[$extras]"
-.venv/bin/python -c "import c3prof._dma, c3prof.ingest._kineto; print('c3prof installed in .venv')"
+stamp=.venv/.c3prof-build-stamp
+want=$(build_inputs_hash)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "$checks" 2>/dev/null; then
+  say "c3prof in .venv is up to date (sources unchanged since the last build)"
+  exit 0
+fi
+
+log=.venv/c3prof-install.log
+say "installing c3prof[$extras] into .venv and building its Cython extensions (first time: 1-3 minutes; log: $log)..."
+# Short network timeouts: on a node without a registry this fails fast instead of hanging.
+if ! .venv/bin/python -m pip install --timeout 20 --retries 1 -e ".[$extras]" >"$log" 2>&1; then
+  say "the normal install failed (no package registry reachable?): last lines of $log:"
+  tail -n 5 "$log" >&2
+  say "building against the packages already installed: pip install --no-build-isolation --no-deps -e ."
+  if ! .venv/bin/python -m pip install --no-build-isolation --no-deps --no-index -e . >"$log" 2>&1; then
+    tail -n 15 "$log" >&2
+    say "that failed too: install numpy, scipy, matplotlib, rich, pytest, hypothesis, setuptools>=77,"
+    say "Cython>=3.1 and cuda-bindings/nvidia-cuda-runtime/nvidia-cuda-crt 13.0 first (pyproject.toml lists them)"
+    exit 1
+  fi
+fi
+.venv/bin/python -c "$checks" || { say "c3prof does not import after the install"; exit 1; }
+echo "$want" > "$stamp"
+say "c3prof installed in .venv"

@@ -101,7 +101,8 @@ def test_ipc_dma_collectives_two_processes_one_gpu(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(out.read_text())
     rows = doc["rows"]
-    assert len(rows) == 2 * 2 * 12 * 3              # ops x impls x (3 apis x 2 chunks x 2 streams) x sizes
+    # (all_gather out-of-place and in-place, all_to_all out-of-place) x impls x (3 apis x 2 chunks x 2 streams) x sizes
+    assert len(rows) == (2 + 1) * 2 * 12 * 3
     assert all(row["wrong"] == 0 for row in rows)
     checks = [v["corrupt_check"] for v in doc["meta"]["diagnostics"].values() if isinstance(v, dict) and "corrupt_check" in v]
     assert checks and all(c == [1, 1] for c in checks), checks

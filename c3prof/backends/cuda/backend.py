@@ -17,8 +17,12 @@ class CudaBackend:
         try:
             from c3prof.backends.cuda import runtime  # noqa: F401
         except ImportError as exc:
-            return (f"the CUDA runtime extension does not import ({exc}); reinstall c3prof "
-                    f"(bash scripts/setup.sh capture)")
+            from c3prof.extras import missing_extra_message
+
+            # cuda-bindings not installed: name the extra that provides it (c3prof.extras).
+            missing = missing_extra_message(exc) if isinstance(exc, ModuleNotFoundError) else None
+            return missing or (f"the CUDA runtime extension does not import ({exc}); reinstall c3prof "
+                               f"(bash scripts/setup.sh capture)")
         return None
 
     def prepare_environment(self) -> None:

@@ -57,65 +57,63 @@ def _peak_mb() -> float:
 def _child(tool: str, trace: Path) -> dict:
     """Run one tool in this process; return its timings (printed as JSON by the caller)."""
     sys.path.insert(0, str(REPO))
-    info: dict = {"tool": tool}
-    if tool.startswith("c3prof"):
-        # The libraries the command imports, as HTA's are imported before its clock starts (pandas,
-        # numpy, plotly): work time is the tool's own work. matplotlib is not imported here: the
-        # figure variant pays for it (its worker imports it while the trace is read).
-        import rich.console  # noqa: F401
-        import scipy.special  # noqa: F401  (c3prof.analysis.stats's exact bootstrap of the median)
-
-        import c3prof.ingest.analyze  # noqa: F401
-        import c3prof.ingest.render  # noqa: F401
-        import c3prof.report.json_out  # noqa: F401
-        from c3prof.cli import main as c3prof_main
-        from c3prof.ingest.reader import read_kineto
-
-        base_mb = _peak_mb()
-        t0 = time.perf_counter()
-        if tool.startswith("c3prof-ingest"):
-            with tempfile.TemporaryDirectory() as out:
-                figures = ["--figures", str(Path(out) / "fig")] if tool.endswith("figures") else []
-                rc = c3prof_main(["ingest", str(trace), "--out", out, "--quiet", *figures])
-                doc = json.loads((Path(out) / "ingest.json").read_text())
-            info["ok"] = rc == 0
-            info["n_regions"] = doc["n_regions"]
-            info["n_results"] = len(doc["results"])
-            info["events_seen"] = doc["inputs"][0]["events_seen"]
-            info["hta_overlap_pct"] = {str(h["rank"]): h["comm_comp_overlap_pct"] for h in doc["hta_comm_comp_overlap"]}
-        else:
-            t = read_kineto(trace)
-            info["ok"] = True
-            info["events_seen"] = t.events_seen
-            info["kept"] = {"gpu": t.n_gpu, "launch": len(t.launch["correlation"]), "cpu": len(t.cpu["name"])}
-        info["work_s"] = time.perf_counter() - t0
-        info["import_peak_mb"] = base_mb
-    else:
-        import logging
-
-        logging.disable(logging.WARNING)
-        from hta.common import trace_parser
-        from hta.configs.parser_config import ParserBackend
-        from hta.trace_analysis import TraceAnalysis
-
-        backend = ParserBackend.IJSON_BATCH_AND_COMPRESS if tool == "hta-ijson" else ParserBackend.JSON
-        trace_parser.set_default_trace_parsing_backend(backend)
-        base_mb = _peak_mb()
-        with tempfile.TemporaryDirectory() as d:
-            # HTA loads every trace file of a directory; give it one holding only this trace.
-            os.symlink(trace.resolve(), Path(d) / trace.name)
-            t0 = time.perf_counter()
-            analyzer = TraceAnalysis(trace_dir=d)
-            if tool == "hta-overlap":
-                df = analyzer.get_comm_comp_overlap(visualize=False)
-                info["hta_overlap_pct"] = {str(r): float(v) for r, v in zip(df["rank"], df["comp_comm_overlap_pctg"])}
-            info["work_s"] = time.perf_counter() - t0
-            df = next(iter(analyzer.t.traces.values()))
-            info["ok"] = True
-            info["rows"] = int(len(df))
-            info["backend"] = str(backend.value)
-        info["import_peak_mb"] = base_mb
+    info = _child_c3prof(tool, trace) if tool.startswith("c3prof") else _child_hta(tool, trace)
     info["peak_mb"] = _peak_mb()
+    return info
+
+
+def _child_c3prof(tool: str, trace: Path) -> dict:
+    # The libraries the command imports, as HTA's are imported before its clock starts (pandas,
+    # numpy, plotly): work time is the tool's own work. matplotlib is not imported here: the
+    # figure variant pays for it (its worker imports it while the trace is read).
+    import rich.console  # noqa: F401
+    import scipy.special  # noqa: F401  (c3prof.analysis.stats's exact bootstrap of the median)
+
+    import c3prof.ingest.analyze  # noqa: F401
+    import c3prof.ingest.render  # noqa: F401
+    import c3prof.report.json_out  # noqa: F401
+    from c3prof.cli import main as c3prof_main
+    from c3prof.ingest.reader import read_kineto
+
+    info: dict = {"tool": tool, "import_peak_mb": _peak_mb()}
+    t0 = time.perf_counter()
+    if tool.startswith("c3prof-ingest"):
+        with tempfile.TemporaryDirectory() as out:
+            figures = ["--figures", str(Path(out) / "fig")] if tool.endswith("figures") else []
+            rc = c3prof_main(["ingest", str(trace), "--out", out, "--quiet", *figures])
+            doc = json.loads((Path(out) / "ingest.json").read_text())
+        info.update(ok=rc == 0, n_regions=doc["n_regions"], n_results=len(doc["results"]),
+                    events_seen=doc["inputs"][0]["events_seen"],
+                    hta_overlap_pct={str(h["rank"]): h["comm_comp_overlap_pct"] for h in doc["hta_comm_comp_overlap"]})
+    else:
+        t = read_kineto(trace)
+        info.update(ok=True, events_seen=t.events_seen,
+                    kept={"gpu": t.n_gpu, "launch": len(t.launch["correlation"]), "cpu": len(t.cpu["name"])})
+    info["work_s"] = time.perf_counter() - t0
+    return info
+
+
+def _child_hta(tool: str, trace: Path) -> dict:
+    import logging
+
+    logging.disable(logging.WARNING)
+    from hta.common import trace_parser
+    from hta.configs.parser_config import ParserBackend
+    from hta.trace_analysis import TraceAnalysis
+
+    backend = ParserBackend.IJSON_BATCH_AND_COMPRESS if tool == "hta-ijson" else ParserBackend.JSON
+    trace_parser.set_default_trace_parsing_backend(backend)
+    info: dict = {"tool": tool, "import_peak_mb": _peak_mb(), "backend": str(backend.value)}
+    with tempfile.TemporaryDirectory() as d:
+        # HTA loads every trace file of a directory; give it one holding only this trace.
+        os.symlink(trace.resolve(), Path(d) / trace.name)
+        t0 = time.perf_counter()
+        analyzer = TraceAnalysis(trace_dir=d)
+        if tool == "hta-overlap":
+            df = analyzer.get_comm_comp_overlap(visualize=False)
+            info["hta_overlap_pct"] = {str(r): float(v) for r, v in zip(df["rank"], df["comp_comm_overlap_pctg"])}
+        info["work_s"] = time.perf_counter() - t0
+        info.update(ok=True, rows=int(len(next(iter(analyzer.t.traces.values())))))
     return info
 
 

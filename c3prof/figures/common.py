@@ -31,11 +31,14 @@ def color(strategy: str, order: list[str]) -> str:
     return _EXTRA_COLORS[extras.index(strategy) % len(_EXTRA_COLORS)] if strategy in extras else "black"
 
 
-def save(fig: Figure, outdir: Path, name: str) -> list[Path]:
-    paths = [outdir / f"{name}.png", outdir / f"{name}.pdf"]
+def save(fig: Figure, outdir: Path, name: str, formats: tuple[str, ...] = ("png", "pdf"),
+         dpi: int = 150) -> list[Path]:
+    """``name.FORMAT`` for each format (png at ``dpi``; pdf and svg are vector). Each format is a
+    full draw of the figure."""
+    paths = [outdir / f"{name}.{fmt}" for fmt in formats]
     try:
-        fig.savefig(paths[0], dpi=150)
-        fig.savefig(paths[1])
+        for path, fmt in zip(paths, formats):
+            fig.savefig(path, **({"dpi": dpi} if fmt == "png" else {}))
     except OSError as exc:
         raise C3profError(f"{outdir}: cannot write figure {name}: {exc.strerror or exc}") from None
     return paths

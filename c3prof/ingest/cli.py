@@ -97,29 +97,34 @@ def _make_dir(path: Path, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_outputs(args)
+    figures = None
+    if args.figures:
+        from c3prof.ingest.figures import FigureWorker
+
+        # Started before the heavy imports: matplotlib loads while they and the traces do.
+        figures = FigureWorker().start()
+    try:
+        return _run(args, figures)
+    except BaseException:
+        if figures is not None:
+            figures.cancel()
+        raise
+
+
+def _run(args: argparse.Namespace, figures) -> int:
     from rich.console import Console
 
     from c3prof.ingest.analyze import ingest
     from c3prof.ingest.scenarios_out import build_scenarios, write_scenarios
     from c3prof.report.json_out import write_atomic, write_json
 
-    _check_outputs(args)
     to_stdout = args.json == "-"
     # A pipe or file gets a wide table (rich would fold it to 80 columns); with --json - the JSON
     # owns stdout and everything else goes to stderr.
     stream = sys.stderr if to_stdout else sys.stdout
     console = Console(file=stream, highlight=False, width=None if stream.isatty() else 200)
-    figures = None
-    if args.figures:
-        from c3prof.ingest.figures import FigureWorker
-
-        figures = FigureWorker().start()  # imports matplotlib while the traces are read
-    try:
-        result = ingest(args.traces, map_nearest=args.map_nearest, include_last_step=args.include_last_step)
-    except BaseException:
-        if figures is not None:
-            figures.cancel()
-        raise
+    result = ingest(args.traces, map_nearest=args.map_nearest, include_last_step=args.include_last_step)
 
     out = Path(args.out)
     _make_dir(out, "output")
@@ -142,11 +147,7 @@ def run(args: argparse.Namespace) -> int:
         if not to_stdout:
             written.append(Path(args.json))
     if figures is not None:
-        try:
-            _make_dir(Path(args.figures), "figures")
-        except C3profError:
-            figures.cancel()
-            raise
+        _make_dir(Path(args.figures), "figures")
         written += figures.finish(result.traces, result.results, Path(args.figures), args.figure_formats)
 
     if args.quiet:

@@ -99,7 +99,7 @@ def _fraction(ax, shown) -> None:
 def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
     """The summary figure, saved in ``formats`` in ``out``: the class breakdown on top, then the three
     per-scenario panels side by side, sharing one set of scenario labels (text is most of the cost)."""
-    from c3prof.figures.common import new_figure
+    from c3prof.figures.common import new_figure, save
 
     n_dev = max(1, min(MAX_BARS, sum(len(t.breakdown) for t in traces)))
     shown = results[:MAX_BARS]
@@ -120,21 +120,7 @@ def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> lis
     height = fig.get_figheight()
     fig.subplots_adjust(left=0.27, right=0.99, top=1 - 0.35 / height, bottom=0.55 / height, wspace=0.08,
                         hspace=0.9 / max((top + bottom) / 2, 0.5))
-    return _save(fig, out, formats)
-
-
-def _save(fig, out: Path, formats: tuple[str, ...]) -> list[Path]:
-    """One file per format (png at PNG_DPI; pdf, svg vector). Each format is a full draw of the
-    figure, which is why PNG alone is the default."""
-    paths = []
-    for fmt in formats:
-        path = out / f"{FIGURE_NAME}.{fmt}"
-        try:
-            fig.savefig(path, **({"dpi": PNG_DPI} if fmt == "png" else {}))
-        except OSError as exc:
-            raise C3profError(f"{out}: cannot write figure {path.name}: {exc.strerror or exc}") from None
-        paths.append(path)
-    return paths
+    return save(fig, out, FIGURE_NAME, formats, dpi=PNG_DPI)
 
 
 class FigureWorker:

@@ -221,8 +221,7 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
     name = scenario_name(gemm, g_ident.kernel, comm)
     key = (name,)
     overlap, span = rs.overlap_ns[sel], rs.span_ns[sel]
-    g_dur_pair = ops.dur_ns[rs.gemm_idx[sel]]
-    c_dur_pair = ops.dur_ns[rs.comm_idx[sel]]
+    g_dur_pair, c_dur_pair = ops.dur_ns[rs.gemm_idx[sel]], ops.dur_ns[rs.comm_idx[sel]]
     g_alone = MedianSample(alone_durs[np.isin(alone_keys, op_key[g_ops])], key + ("gemm_alone",))
     c_alone = MedianSample(alone_durs[np.isin(alone_keys, op_key[c_ops])], key + ("comm_alone",))
     g_cc = MedianSample(ops.dur_ns[g_ops], key + ("gemm_cc",))
@@ -239,16 +238,11 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
         return c.as_list()
 
     have_g, have_c = g_alone.n >= MIN_REFERENCE, c_alone.n >= MIN_REFERENCE
-    for side, sample, ok in (("GEMM", g_alone, have_g), ("communication", c_alone, have_c)):
-        if not ok:
-            notes.append(f"no reference: {sample.n} non-overlapped instance(s) of this {side} in the trace (fewer "
-                         f"than {MIN_REFERENCE}): its slowdown and the speedups are not computed")
+    notes.extend(_reference_notes(g_alone, c_alone))
     t_g, t_c = g_alone.median, c_alone.median
     gemm_slowdown = g_cc.median / t_g if have_g and t_g > 0 else None
     comm_slowdown = c_cc.median / t_c if have_c and t_c > 0 else None
-    ideal = realized = fraction = None
-    tax = None
-    ideal_ci = realized_ci = fraction_ci = None
+    ideal = realized = fraction = tax = ideal_ci = realized_ci = fraction_ci = None
     if have_g and have_c and t_g > 0 and t_c > 0:
         ideal, realized, fraction = speedups(t_g, t_c, span_s.median)
         tax = taxonomy(t_g, t_c)
@@ -283,6 +277,13 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
         sources=sorted({sources.get(r, str(r)) for r in ranks}),
         replay_op=op, notes=notes, ci_reasons=ci_reasons,
     )
+
+
+def _reference_notes(g_alone: MedianSample, c_alone: MedianSample) -> list[str]:
+    """"No reference" for a side with fewer than MIN_REFERENCE non-overlapped instances."""
+    return [f"no reference: {sample.n} non-overlapped instance(s) of this {side} in the trace (fewer than "
+            f"{MIN_REFERENCE}): its slowdown and the speedups are not computed"
+            for side, sample in (("GEMM", g_alone), ("communication", c_alone)) if sample.n < MIN_REFERENCE]
 
 
 def _dedupe_names(results: list[ScenarioResult]) -> None:

@@ -88,6 +88,7 @@ MIN_DURATION_MS = 1e-6
 MAX_MS = 1e8
 MAX_COUNT = 2**62  # byte and counter totals; keeps every sum inside float and int64 range
 MAX_VALUE = 1e30   # any other stored number (counter values, ceilings)
+MIN_COUNTER_VALUE = 1e-12  # counters count bytes, sectors, cycles, ns or percent: a nonzero value is never tinier
 MAX_DEPTH = 16     # nesting of objects and lists; real records use 4
 MAX_WORLD_SIZE = 1 << 20
 
@@ -282,7 +283,11 @@ def _validate_counters(rec, path, lineno) -> None:
     for name, entry in rec["metrics"].items():
         if not isinstance(entry, dict) or "value" not in entry:
             raise _fail(path, lineno, f"counters.metrics.{_short(name)} needs a 'value'")
-        _check_number(entry["value"], f"counters.metrics.{name}.value", path, lineno, lo=0.0)
+        value = entry["value"]
+        _check_number(value, f"counters.metrics.{name}.value", path, lineno, lo=0.0)
+        if 0 < value < MIN_COUNTER_VALUE:  # a denormal total overflows the ratios built from it
+            raise _fail(path, lineno, f"counters.metrics.{name}.value = {value!r} is out of range "
+                                      f"(0 or at least {MIN_COUNTER_VALUE:g})")
     if rec.get("perturbation") is not None:
         _check_number(rec["perturbation"], "counters.perturbation", path, lineno, positive=True)
     for name, values in (rec.get("series") or {}).items():

@@ -112,6 +112,8 @@ def test_bytes_of_400_digits_is_refused(tmp_path):
     ("ceilings", lambda r: r["gemm_flops_per_s"]["bf16"].__setitem__("value", 5e-324), "out of range"),
     ("counters", lambda r: r["metrics"].__setitem__(next(iter(r["metrics"])), {"unit": "byte"}), "needs a 'value'"),
     ("counters", lambda r: r["metrics"].__setitem__(next(iter(r["metrics"])), 3), "needs a 'value'"),
+    ("counters", lambda r: r["metrics"][next(iter(r["metrics"]))].__setitem__("value", 5e-324), "out of range"),
+    ("counters", lambda r: r["metrics"][next(iter(r["metrics"]))].__setitem__("value", -1.0), "out of range"),
     ("counters", lambda r: r.__setitem__("series", [1, 2]), "counters.series has type list"),
     ("header", lambda r: r.__setitem__("rank", 5), "rank"),
     ("validation", lambda r: r.__setitem__("mismatched_bytes", r["bytes_checked"] + 1), "out of range"),

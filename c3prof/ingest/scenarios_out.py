@@ -79,7 +79,8 @@ def build_scenarios(results: list[ScenarioResult]) -> tuple[list[Scenario], list
             comm = CommSpec(op=r.replay_op, bytes=bucket_bytes(r.comm.bytes))
         key = (GemmSpec(m=g.m * g.batch, n=g.n, k=g.k, dtype=g.dtype), comm, r.comm.direction)
         merged.setdefault(key, []).append(r)
-    scenarios, names = [], set()
+    scenarios: list[Scenario] = []
+    names: set[str] = set()
     for (spec, comm, direction), rs in merged.items():
         name = _unique(rs[0].scenario, names)
         scenarios.append(Scenario(name=name, gemm=spec, comm=comm, tags=_tags(rs, direction),
@@ -130,6 +131,7 @@ def _description(rs: list[ScenarioResult], comm: CommSpec) -> str:
         head += f"; {100 * sum(step):.2f}% of step time (summed device spans)"
     parts = [head]
     for r in rs:
+        assert r.gemm is not None, "build_scenarios merges only results with a GEMM shape"
         part = (f"{r.comm.label} beside {r.gemm.label}: {r.n_instances} overlapped instances, "
                 f"{r.overlap_ns / 1e6:.3f} ms ({100 * r.time_share:.1f}% of overlapped time)")
         if r.fraction_of_ideal is not None:

@@ -101,7 +101,7 @@ class CommSpec:
         text = f"{self.op} {format_bytes(self.bytes)}"
         if self.link:
             text += f" {self.link}"
-        if self.chunks > 1:
+        if self.chunk and self.chunks > 1:
             text += f" ({self.chunks}x{format_bytes(self.chunk)})"
         return text
 
@@ -401,7 +401,7 @@ def _comm_toml(c: CommSpec) -> str:
     if c.link:
         fields.append(f'link = "{c.link}"')
     fields.append(f'bytes = "{format_bytes(c.bytes)}"')
-    if c.chunks > 1:
+    if c.chunk and c.chunks > 1:
         fields.append(f'chunk = "{format_bytes(c.chunk)}"')
     return "comm = { " + ", ".join(fields) + " }"
 

@@ -322,6 +322,7 @@ class TraceWriter:
         self.path = Path(path)
         self.fsync = fsync
         self.repaired_bytes = 0
+        self.existing: Trace | None
         if resume and self.path.exists() and self.path.stat().st_size > 0:
             # Validate everything first; only then repair (a torn last line) and append.
             self.existing, tail = read_for_resume(self.path)

@@ -141,3 +141,21 @@ def test_real_h200_trace(tmp_path, path):
     assert all(r["n_gemm_alone"] > 0 and r["n_comm_alone"] > 0 for r in transfers)
     if (tmp_path / "scenarios.toml").exists():
         assert load_scenario_file(tmp_path / "scenarios.toml")
+
+
+def test_rerun_replaces_the_output_set_and_refuses_a_foreign_directory(tmp_path):
+    """-o DIR is replaced as a whole (c3prof.outputs): a re-run that finds no scenario removes the
+    previous run's scenarios.toml instead of leaving it beside the new ingest.json."""
+    out = tmp_path / "out"
+    assert main(["ingest", str(RANK0), "-o", str(out), "-q"]) == 0
+    assert (out / "scenarios.toml").exists()
+    ev = [{"ph": "X", "cat": "kernel", "name": "mystery_kernel", "pid": 0, "tid": 7, "ts": 10.0 * i, "dur": 5.0,
+           "args": {"device": 0, "stream": 7, "correlation": i}} for i in range(3)]
+    (tmp_path / "mystery.json").write_text(json.dumps({"traceEvents": ev}))
+    assert main(["ingest", str(tmp_path / "mystery.json"), "-o", str(out), "-q"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["ingest.json"]
+    (out / "notes.txt").write_text("mine")
+    msg = _one_line_error(_run("ingest", RANK0, "-o", out))
+    assert "did not write" in msg and "notes.txt" in msg
+    assert (out / "notes.txt").read_text() == "mine" and (out / "ingest.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left

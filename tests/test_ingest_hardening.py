@@ -140,23 +140,31 @@ def test_json_to_stdout(tmp_path):
 
 
 def test_unwritable_outputs_give_one_line(tmp_path):
+    """Messages come from c3prof.outputs, the same for report, capture and ingest: each names the
+    flag and the path; nothing is created before the refusal (no output directory, no temporary)."""
     a_file = tmp_path / "plain"
     a_file.write_text("x")
-    assert "--out must be a directory" in _one_line_error(_run(GOOD, "--out", a_file))
-    assert "cannot create output directory" in _one_line_error(_run(GOOD, "--out", a_file / "sub"))
-    assert "--json names a directory" in _one_line_error(_run(GOOD, "--out", tmp_path / "o", "--json", tmp_path))
-    assert "cannot write JSON report" in _one_line_error(_run(GOOD, "--out", tmp_path / "o2", "--json", a_file / "x.json"))
-    assert "--figures must be a directory" in _one_line_error(_run(GOOD, "--out", tmp_path / "o3", "--figures", a_file))
-    assert "cannot create figures directory" in _one_line_error(
-        _run(GOOD, "--out", tmp_path / "o4", "--figures", a_file / "f"))
+    cases = [
+        (["--out", a_file], ["--out needs a directory", str(a_file), "is a file"]),
+        (["--out", a_file / "sub"], [f"--out {a_file / 'sub'}: cannot write it", "not a directory"]),
+        (["--out", tmp_path / "o", "--json", tmp_path], [f"--json {tmp_path}: is a directory"]),
+        (["--out", tmp_path / "o", "--json", a_file / "x.json"], ["--json", "cannot write it", "not a directory"]),
+        (["--out", tmp_path / "o", "--figures", a_file], ["--figures needs a directory", "is a file"]),
+        (["--out", tmp_path / "o", "--figures", a_file / "f"], ["--figures", "cannot write it", "not a directory"]),
+    ]
+    for argv, needles in cases:
+        line = _one_line_error(_run(GOOD, *argv))
+        assert all(n.lower() in line.lower() for n in needles), (argv, line)  # strerror: "Not a directory"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"], argv
 
 
 def test_output_onto_input_is_refused(tmp_path):
     trace = tmp_path / "t.json"
     trace.write_bytes(GOOD.read_bytes())
     before = trace.read_bytes()
-    assert "is the input trace" in _one_line_error(_run(trace, "--out", tmp_path / "o", "--json", trace))
-    assert trace.read_bytes() == before
+    line = _one_line_error(_run(trace, "--out", tmp_path / "o", "--json", trace))
+    assert f"--json {trace}: is the input {trace}" in line and "never overwrites its inputs" in line
+    assert trace.read_bytes() == before and not (tmp_path / "o").exists()
 
 
 def test_huge_kernel_name_is_bounded(tmp_path):

@@ -46,10 +46,10 @@ def read_columns(doc: dict, keep_cpu_op) -> dict:
             names.append(name)
         return ids[name]
 
-    gpu = {k: [] for k in ("kind", "name", "device", "stream", "start_ns", "dur_ns", "correlation",
+    gpu: dict[str, list] = {k: [] for k in ("kind", "name", "device", "stream", "start_ns", "dur_ns", "correlation",
                            "external_id", "bytes", "src_device", "dst_device", "args")}
-    launch = {k: [] for k in ("correlation", "external_id", "pid", "tid", "start_ns", "name")}
-    cpu = {k: [] for k in ("name", "pid", "tid", "start_ns", "dur_ns", "external_id", "args")}
+    launch: dict[str, list] = {k: [] for k in ("correlation", "external_id", "pid", "tid", "start_ns", "name")}
+    cpu: dict[str, list] = {k: [] for k in ("name", "pid", "tid", "start_ns", "dur_ns", "external_id", "args")}
     texts: list[bytes] = []
     text_ids: dict[bytes, int] = {}
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -160,9 +162,15 @@ def _duration_warnings(t: KinetoTrace) -> list[str]:
             "(kept in the counts; a negative or missing duration is taken as 0, so they overlap nothing)"]
 
 
-def ingest(paths: list[str | os.PathLike], *, map_nearest: bool = True, progress=None,
-           include_last_step: bool = False) -> IngestResult:
+def ingest(paths: list[str | os.PathLike], **options: Any) -> IngestResult:
+    """Trace files and tensorboard_trace_handler directories -> results (options: ``ingest_files``)."""
     files, input_notes = expand_inputs(paths)
+    return ingest_files(files, input_notes, **options)
+
+
+def ingest_files(files: list[Path], input_notes: list[str], *, map_nearest: bool = True, progress=None,
+                 include_last_step: bool = False) -> IngestResult:
+    """The trace files ``expand_inputs`` chose (its notes carried into the result's notes)."""
     traces = [read_kineto(p, on_progress=progress(p) if progress else None) for p in files]
     check_same_job(traces)
     warnings = [w for t in traces for w in t.warnings]

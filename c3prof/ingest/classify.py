@@ -289,7 +289,7 @@ class _Linker:
         self.corr_sorted, self.corr_rows = launch["correlation"][order], order
         self.launch = launch
         # Kept CPU ops per thread, sorted by start, for span containment.
-        self.threads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.threads: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         for key, rows in per_thread(cpu, ops):
             starts = cpu["start_ns"][rows]
             ends = starts + cpu["dur_ns"][rows]

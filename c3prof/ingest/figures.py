@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from pathlib import Path
+from typing import Any
 
 from c3prof.errors import C3profError
 from c3prof.ingest.kernel_table import CLASSES
@@ -130,8 +131,8 @@ class FigureWorker:
     Where fork is not available the figure is drawn in this process (same output, no overlap)."""
 
     def __init__(self):
-        self._proc = None
-        self._conn = None
+        self._proc: Any = None  # the forked process, None where fork is not available
+        self._conn: Any = None  # its end of the pipe
 
     def start(self) -> "FigureWorker":
         if "fork" not in multiprocessing.get_all_start_methods():

@@ -4,6 +4,8 @@
   ``WORKER.TIMESTAMP.pt.trace.json[.gz]`` file per worker and capture (plain ``*.json``/``*.json.gz``
   files when there is no ``.pt.trace.`` file). A worker captured several times keeps its newest
   capture (the largest timestamp); the others are named in a note.
+* Every file is checked before it is opened (c3prof.inputs, as for report): a FIFO, a device or a
+  file above the size limit is refused (one line, exit 2) rather than read.
 * Traces of different jobs are refused before anything is merged: their ``distributedInfo``
   (world size, backend) or GPU model (``deviceProperties``) differ.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from c3prof.ingest.errors import KinetoTraceError
 from c3prof.ingest.events import KinetoTrace
+from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 
 _TB_FILE = re.compile(r"^(?P<worker>.+?)(?:\.(?P<stamp>\d+))?\.pt\.trace\.json(?:\.gz)?$")
 
@@ -58,15 +61,15 @@ def expand_inputs(paths: list[str | os.PathLike]) -> tuple[list[Path], list[str]
         if p.is_dir():
             found = _trace_files(p)
             if not found:
-                raise KinetoTraceError(f"{p}: no trace files in this directory (expected tensorboard_trace_handler "
-                                       "output, WORKER.TIMESTAMP.pt.trace.json[.gz])")
+                raise KinetoTraceError(f"{p}: no *.json or *.json.gz trace files in this directory "
+                                       "(tensorboard_trace_handler writes WORKER.TIMESTAMP.pt.trace.json[.gz])")
             chosen, why = _newest_per_worker(found)
             files += chosen
             notes += why
-        elif p.is_file():
-            files.append(p)
         else:
-            raise KinetoTraceError(f"{p}: no such trace file or directory")
+            files.append(p)
+    for f in files:  # FIFOs, devices and huge files are refused before anything is read
+        check_input_file(f, "trace file", TRACE_MAX_BYTES, KinetoTraceError)
     return files, notes
 
 

@@ -58,7 +58,8 @@ _SOURCE_NAME = re.compile(r"(\d+)")
 
 def _identifiers(mangled: str, limit: int = 8) -> list[str]:
     """The first source names (<length><identifier>) of a mangled name, in order."""
-    out, i = [], 2
+    out: list[str] = []
+    i = 2
     while i < len(mangled) and len(out) < limit:
         m = _SOURCE_NAME.match(mangled, i)
         if not m:
@@ -86,7 +87,9 @@ def _approximate(mangled: str) -> str:
 
 def _strip_brackets(text: str) -> tuple[str, str]:
     """(text outside the outermost ``<...>``, the first top-level template argument)."""
-    out, depth, arg, first_arg, done = [], 0, [], "", False
+    out: list[str] = []
+    arg: list[str] = []
+    depth, first_arg, done = 0, "", False
     for ch in text:
         if ch == "<":
             depth += 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -26,10 +26,11 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
     _overlap_table(result, console)
     _breakdown_table(result, console)
     table = Table(title=f"C3 regions by scenario ({result.region_set.n_regions} overlapping pairs)")
-    for col, just in (("scenario", "left"), ("taxonomy", "left"), ("n", "right"), ("overlap ms", "right"),
-                      ("share", "right"), ("GEMM slowdown", "right"), ("comm slowdown", "right"),
-                      ("ideal", "right"), ("realized", "right"), ("fraction of ideal [95% CI]", "right"),
-                      ("replay as", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("scenario", "left"), ("taxonomy", "left"), ("n", "right"), ("overlap ms", "right"), ("share", "right"),
+        ("GEMM slowdown", "right"), ("comm slowdown", "right"), ("ideal", "right"), ("realized", "right"),
+        ("fraction of ideal [95% CI]", "right"), ("replay as", "left"))
+    for col, just in columns:
         table.add_column(col, justify=just, overflow="fold")
     for r in result.results[:max_rows]:
         table.add_row(
@@ -52,7 +53,7 @@ def _overlap_table(result: IngestResult, console: Console) -> None:
     for col in ("rank", "HTA comm/comp overlap", "per iteration", "device", "comm busy ms", "GEMM busy ms",
                 "C3 ms", "comm covered by GEMM (c3prof)"):
         t.add_column(col, justify="right")
-    views = {}
+    views: dict[int, list] = {}
     for d in result.region_set.timelines:
         views.setdefault(d.rank, []).append(d)
     for tr in result.traces:

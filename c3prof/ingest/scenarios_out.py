@@ -9,7 +9,7 @@ One scenario per distinct (GEMM, communication) pair that c3prof capture can run
   (c3prof.scenarios.LINKS), also in the name and a ``direction:`` tag; their bucketed size is a
   multiple of 16 bytes (capture's copy kernels move 16-byte words); peer copies are not replayed
   (the scenario model has no peer link);
-* the collective's dtype, when the trace gives it, is a ``dtype:`` tag;
+* the collective's dtype, when the trace gives it, is a ``dtype:`` tag (spaces as '_': ``dtype:unsigned_char``);
 * ``weight`` = the share of the overlapped GEMM+communication time; the share of the traces' step
   time (summed device spans) is in the description;
 * sizes beyond what one GPU node can run (a GEMM dimension over ``MAX_GEMM_DIM``, operands or a
@@ -22,11 +22,12 @@ is written, so a file that capture would reject is never produced.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Callable
 
 from c3prof.ingest.summary import TRANSFER_LINKS, ScenarioResult
-from c3prof.scenarios import CommSpec, GemmSpec, Scenario, dump_scenarios, parse_scenarios
+from c3prof.scenarios import MAX_NAME, CommSpec, GemmSpec, Scenario, dump_scenarios, parse_scenarios
 from c3prof.units import format_bytes
 
 MAX_GEMM_DIM = 1 << 24
@@ -78,7 +79,8 @@ def build_scenarios(results: list[ScenarioResult]) -> tuple[list[Scenario], list
             comm = CommSpec(op=r.replay_op, bytes=bucket_bytes(r.comm.bytes))
         key = (GemmSpec(m=g.m * g.batch, n=g.n, k=g.k, dtype=g.dtype), comm, r.comm.direction)
         merged.setdefault(key, []).append(r)
-    scenarios, names = [], set()
+    scenarios: list[Scenario] = []
+    names: set[str] = set()
     for (spec, comm, direction), rs in merged.items():
         name = _unique(rs[0].scenario, names)
         scenarios.append(Scenario(name=name, gemm=spec, comm=comm, tags=_tags(rs, direction),
@@ -95,6 +97,13 @@ def _unique(name: str, names: set[str]) -> str:
     return name
 
 
+def _tag(text: str) -> str:
+    """A tag from trace text. Scenario tags hold no spaces, '/' or invisible characters, and a
+    collective's dtype in the op's arguments may be 'unsigned char': any run of characters other
+    than letters, digits and ``.:+-`` becomes one '_', within the name length limit."""
+    return re.sub(r"[^\w.:+-]+", "_", text)[:MAX_NAME]
+
+
 def _tags(rs: list[ScenarioResult], direction: str) -> tuple[str, ...]:
     tags = ["ingested"]
     if rs[0].taxonomy:
@@ -103,7 +112,7 @@ def _tags(rs: list[ScenarioResult], direction: str) -> tuple[str, ...]:
         tags.append(f"direction:{direction}")
     for r in rs:
         if r.comm.dtype:
-            tags.append(f"dtype:{r.comm.dtype}")
+            tags.append(_tag(f"dtype:{r.comm.dtype}"))
         if r.replay_op != r.comm.op:
             tags.append(f"mapped-from:{r.comm.op}")
         if r.gemm is not None and r.gemm.batch > 1:
@@ -122,6 +131,7 @@ def _description(rs: list[ScenarioResult], comm: CommSpec) -> str:
         head += f"; {100 * sum(step):.2f}% of step time (summed device spans)"
     parts = [head]
     for r in rs:
+        assert r.gemm is not None, "build_scenarios merges only results with a GEMM shape"
         part = (f"{r.comm.label} beside {r.gemm.label}: {r.n_instances} overlapped instances, "
                 f"{r.overlap_ns / 1e6:.3f} ms ({100 * r.time_share:.1f}% of overlapped time)")
         if r.fraction_of_ideal is not None:

@@ -218,6 +218,7 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
     g_ident = ops.identities[int(ops.ident[g_ops[0]])]
     c_ident = ops.identities[int(ops.ident[c_ops[0]])]
     gemm, comm = g_ident.gemm, c_ident.comm
+    assert comm is not None, "every collective or transfer op carries a CommInfo (classify._identify)"
     name = scenario_name(gemm, g_ident.kernel, comm)
     key = (name,)
     overlap, span = rs.overlap_ns[sel], rs.span_ns[sel]

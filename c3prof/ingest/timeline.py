@@ -156,7 +156,7 @@ def class_breakdown(trace: KinetoTrace, classified: Classified) -> list[dict]:
         for code, cls in enumerate(CLASSES):
             sel = on & (classified.row_class == code)
             classes[cls] = length(union(start[sel], end[sel])) / 1e6
-        directions = {}
+        directions: dict[str, float] = {}
         copies = np.nonzero(on & (gpu["kind"] == GPU_MEMCPY))[0]
         for name_id in np.unique(gpu["name"][copies]).tolist():
             sel = copies[gpu["name"][copies] == name_id]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -73,10 +72,9 @@ def bases():
     return {"trace": base_trace(), "kineto": base_kineto(), "suite": base_suite()}
 
 
-def _report(tally: Tally, report_to, failures_ok=()) -> None:
+def _report(tally: Tally, report_to) -> None:
     report_to(tally.line())
-    real = [f for f in tally.failures if not any(p(f) for p in failures_ok)]
-    assert not real, f"{tally.line()}\n" + "\n".join(real[:20])
+    assert not tally.failures, f"{tally.line()}\n" + "\n".join(tally.failures[:20])
 
 
 @pytest.fixture
@@ -118,16 +116,6 @@ def test_fuzz_report(tmp_path, bases, say):
 # ingest
 # ---------------------------------------------------------------------------------------------
 
-# Tracebacks raised inside c3prof/ingest/ (the Kineto scanner and analysis, fixed in parallel on
-# another branch; issue 12 "Tracebacks in ingest"). They are counted and listed, not hidden: the
-# test xfails naming them, and passes outright once they are gone.
-_INGEST_INTERNAL = re.compile(r"in \[c3prof/ingest/(?!cli\.py)[^\]]*\]")
-
-
-def _ingest_internal(failure: str) -> bool:
-    return bool(_INGEST_INTERNAL.search(failure))
-
-
 @pytest.mark.fuzz
 def test_fuzz_ingest(tmp_path, bases, say):
     rng = random.Random(SEED + 1)
@@ -138,12 +126,7 @@ def test_fuzz_ingest(tmp_path, bases, say):
         argv = ["ingest", "k.json", "-o", "out", "-q", "--json", "i.json"]
         tally.add(run_case(d, argv, ["k.json"], ["out", "i.json"]), f"ingest seed {SEED} case {i}")
         shutil.rmtree(d)
-    internal = [f for f in tally.failures if _ingest_internal(f)]
-    _report(tally, say, failures_ok=(_ingest_internal,))
-    if internal:
-        kinds = sorted({f.split(": ", 1)[1][:200] for f in internal})
-        pytest.xfail(f"{len(internal)} ingest-internal tracebacks (c3prof/ingest scanner/analysis, issue 12, "
-                     f"fixed on the ingest branch): " + " | ".join(kinds[:5]))
+    _report(tally, say)
 
 
 # ---------------------------------------------------------------------------------------------

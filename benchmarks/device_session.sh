@@ -23,6 +23,9 @@ for s in "$@"; do
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;
     capture-smoke) step capture_smoke python3 -m c3prof capture --suite smoke --strategies base,sp,rp,dma --out "$OUT/h200_smoke.jsonl" ;;
+    capture-interference) step capture_interference python3 -m c3prof capture --suite interference --strategies base,dma --quiet --out "$OUT/h200_interference.jsonl" &&
+           step report_interference python3 -m c3prof report "$OUT/h200_interference.jsonl" --quiet --figures "$OUT/figures_interference" --json "$OUT/report_interference.json" ;;
+    counters-interference) step counters_interference env C3PROF_KEEP_NCU_CSV="$OUT/h200_interference_ncu_raw.csv" python3 -m c3prof capture --suite interference --only mb64-h2d-1copy,mb64-d2h-1copy --strategies base,dma --counters ncu,pmsampling --quiet --out "$OUT/h200_interference_counters.jsonl" ;;
     capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite default --only cb8k-h2d-64M,mb64-h2d-8M --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;

@@ -32,6 +32,15 @@ build_inputs_hash() {
 if [ ! -x .venv/bin/python ]; then
   say "creating .venv (Python: $("$PY" --version 2>&1))"
   "$PY" -m venv --system-site-packages .venv
+  # --system-site-packages reaches the base interpreter's packages only. When python3 is itself a
+  # virtual environment (GPU images often ship torch in one, e.g. /opt/torch/.venv), its packages
+  # would be invisible: a .pth file adds its site-packages after .venv's own.
+  parent_site=$("$PY" -c 'import site, sys; print("\n".join(site.getsitepackages()) if sys.prefix != sys.base_prefix else "")')
+  if [ -n "$parent_site" ]; then
+    venv_site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$parent_site" > "$venv_site/zz_c3prof_parent_env.pth"
+    say "python3 is a virtual environment: its packages stay visible in .venv ($venv_site/zz_c3prof_parent_env.pth)"
+  fi
 fi
 stamp=.venv/.c3prof-build-stamp
 want=$(build_inputs_hash)

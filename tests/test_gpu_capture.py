@@ -28,8 +28,11 @@ def test_smoke_capture_all_strategies(tmp_path):
             assert tot >= max(g, c) - 1e-3
     rp = [r for r in t.runs.values() if r.strategy == "rp" and r.params.get("gemm_sms")]
     assert rp and all(r.params["gemm_sms"] >= 64 and r.params["comm_sms"] > 0 for r in rp)
+    # The smoke suite's transfers cross PCIe host->device (the default link): base/sp/rp carry them
+    # on SMs (zero copy), dma and dma+rp on a copy engine, and the evidence says so.
     carriers = {e["transport"]: e["carrier"] for e in t.engine_evidence}
-    assert set(carriers) == {"sm_kernel", "ce_h2d"}
+    assert carriers == {"sm_zc_h2d": "sm", "ce_h2d": "copy_engine"}
+    assert {r.params["link"] for r in t.runs.values()} == {"pcie_h2d"}
     ceilings = t.latest_ceilings
     assert ceilings["gemm_flops_per_s"]["bf16"]["value"] > 1e13
     assert ceilings["copy_bytes_per_s"]["d2d"]["value"] > 1e11

@@ -44,10 +44,10 @@ def test_ncu_sees_copy_engine_and_sm_traffic(counters_trace):
     assert 0.99 * sectors <= dma["lts__t_sectors"]["value"] <= 1.1 * sectors
     assert dma["lts__t_sectors_srcunit_tex"]["value"] <= 0.001 * dma["lts__t_sectors"]["value"]
     assert dma["sm__cycles_active_avg"]["value"] <= 0.001 * dma["sm__cycles_elapsed_avg"]["value"]
-    # The zero-copy SM kernel: its device writes reach L2 from the SMs, and 16 of 132 SMs are busy
-    # (about 12% of the average SM's cycles).
+    # The zero-copy SM kernel: its device writes reach L2 from the SMs, and its 16 CTAs keep some SMs
+    # busy (measured on H200: 3.7% of the average SM's cycles, against <= 0.1% for the copy engine).
     assert sm["lts__t_sectors_srcunit_tex"]["value"] >= 0.5 * sm["lts__t_sectors"]["value"]
-    assert sm["sm__cycles_active_avg"]["value"] >= 0.05 * sm["sm__cycles_elapsed_avg"]["value"]
+    assert sm["sm__cycles_active_avg"]["value"] >= 0.02 * sm["sm__cycles_elapsed_avg"]["value"]
 
 
 def test_gpm_sees_idle_sms_under_copy_engine_traffic(counters_trace):
@@ -65,6 +65,7 @@ def test_pm_sampling_series_show_where_l2_traffic_comes_from(counters_trace):
     dma = _comm(counters_trace, "dma", "pm_sampling")["series"]
     sm = _comm(counters_trace, "base", "pm_sampling")["series"]
     assert len(dma["t_ms"]) > 10 and len(sm["t_ms"]) > 10
-    # Copy-engine traffic loads L2 but none of it comes from the SMs; the SM copy kernel's does.
+    # Copy-engine traffic loads L2 but none of it comes from the SMs; the SM copy kernel's does (a
+    # 16-CTA PCIe copy writes L2 at about 50 GB/s: 1-2% of its throughput, measured on H200).
     assert max(dma["l2_throughput_pct"]) > 1 and max(dma["l2_from_sm_throughput_pct"]) < 1
-    assert max(sm["l2_from_sm_throughput_pct"]) > 10
+    assert max(sm["l2_from_sm_throughput_pct"]) > max(0.5, 10 * max(dma["l2_from_sm_throughput_pct"]))

@@ -284,3 +284,19 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
         ci = CI(ci.low, ci.high, f"{empty} of {b} resamples drew no scenario passing the inclusion rule; "
                                  "the interval is over the others")
     return mean, ci
+
+
+def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
+                        include: np.ndarray | None = None) -> CI:
+    """Interval of the mean over *these* units (scenarios held fixed): replicate b averages every
+    unit's replicate b. It carries measurement noise only, so it answers "the mean over this suite"
+    and not "the mean over scenarios like these" (hierarchical_mean_ci). ``include`` as there."""
+    reps = np.asarray(replicates, dtype=float)
+    if include is None:
+        return percentile_ci(reps.mean(axis=0), confidence)
+    keep = np.asarray(include, dtype=bool)
+    n_in = keep.sum(axis=0)
+    ok = n_in > 0
+    if not ok.any():
+        return no_ci("no scenario passes the inclusion rule in any resample")
+    return percentile_ci(np.where(keep, reps, 0.0).sum(axis=0)[ok] / n_in[ok], confidence)

@@ -8,7 +8,8 @@
 (c) ``fraction_of_ideal``  fraction of ideal per scenario (not drawn where ideal < --min-gain);
 (d) ``slowdowns``          per-kernel slowdowns inside the concurrent run (GEMM and communication);
 (e) ``falsification``      GEMM slowdown beside a DMA transfer vs beside the SM carrier of the same bytes;
-(a)-(e) get a ``_<platform>`` suffix when the report holds several platforms;
+(g) ``interference``       GEMM slowdown against copy-engine bytes/s (only with copy-engine arms);
+(a)-(e), (g) get a ``_<platform>`` suffix when the report holds several platforms;
 (f) ``timeline``           the repetitions of one concurrent run (GEMM and communication intervals),
                            with hardware-counter time series under it when the trace has them; by
                            default a GC-equal run with the largest ideal speedup (the most informative).
@@ -25,7 +26,7 @@ from c3prof.errors import C3profError
 
 
 def write_figures(report: dict, dataset, outdir: str, timeline_run: str | None = None) -> list[Path]:
-    from c3prof.figures import falsification, fraction, slowdown, speedup, summary, timeline
+    from c3prof.figures import falsification, fraction, interference, slowdown, speedup, summary, timeline
     from c3prof.figures.common import platform_suffixes
 
     out = Path(outdir)
@@ -40,5 +41,6 @@ def write_figures(report: dict, dataset, outdir: str, timeline_run: str | None =
         written += fraction.plot(report, platform, out, suffix)
         written += slowdown.plot(report, platform, out, suffix)
         written += falsification.plot(report, platform, out, suffix)
+        written += interference.plot(report, platform, out, suffix)
     written += timeline.plot(dataset, out, timeline_run, report)
     return written

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 from c3prof import __version__
 from c3prof.analysis import falsification as fals
+from c3prof.analysis import interference
 from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
@@ -176,7 +177,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         "inputs": [dict(i.to_json(), path=display_path(i.path)) for i in dataset.inputs],
         "machine": [], "rules": method_rules(settings, dataset.split_by),
         "results": [], "strategies": [], "comm_sweeps": [], "falsification": [],
-        "alerts": [], "incomplete": [], "errors": [], "not_applicable": [],
+        "interference": [], "alerts": [], "incomplete": [], "errors": [], "not_applicable": [],
         "validation": {"failures": [], "unvalidated_dma_runs": []},
         "notes": list(dataset.notes),
     }
@@ -199,6 +200,9 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
             report["results"].append(_result(group, m, t, settings.min_ideal))
         report["strategies"].extend(summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
+        dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence)
+        if dose["arms"]:
+            report["interference"].append(dose)
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
         for run in group.runs.values():
             if not run.complete:

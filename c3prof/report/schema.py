@@ -13,7 +13,7 @@ CI = (list, type(None))  # [low, high] or null (then a reason says why)
 
 TOP = {"schema": str, "schema_version": int, "c3prof_version": str, "settings": dict, "split_by": str,
        "inputs": list, "machine": list, "rules": list, "results": list, "strategies": list, "comm_sweeps": list,
-       "falsification": list, "alerts": list, "incomplete": list, "errors": list, "not_applicable": list,
+       "falsification": list, "interference": list, "alerts": list, "incomplete": list, "errors": list, "not_applicable": list,
        "validation": dict, "notes": list}
 
 RESULT = {"platform": str, "scenario": str, "strategy": str, "variant": str, "run": str, "default_variant": bool,
@@ -30,7 +30,7 @@ RESULT = {"platform": str, "scenario": str, "strategy": str, "variant": str, "ru
 STRATEGY = {"platform": str, "strategy": str, "selection": str, "variant": (str, type(None)), "oracle": bool,
             "n_scenarios": int, "scenarios": list, "mean_fraction_of_ideal": NULLABLE_NUM, "mean_fraction_ci": CI,
             "ci_reason": (str, type(None)), "ci_method": str, "excluded": list, "reference_own": list,
-            "above_ideal": list, "unpaired": list}
+            "above_ideal": list, "unpaired": list, "mean_fraction_ci_suite": CI}
 
 FALSIFICATION = {"platform": str, "gpu": str, "premise": str, "gemm": dict, "transfer": (dict, type(None)),
                  "sm_transfer": (dict, type(None)), "slowdown": NULLABLE_NUM, "slowdown_ci": CI,

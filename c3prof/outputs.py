@@ -169,7 +169,7 @@ def _make_parent(path: Path, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise C3profError(f"{path}: cannot create the folder for the {what}: {exc.strerror or exc}") from None
+        raise C3profError(f"{path}: cannot write {what}: cannot create its folder: {exc.strerror or exc}") from None
 
 
 @contextmanager

@@ -212,6 +212,15 @@ def check_name(name, where: str, error: type[C3profError] = ScenarioError) -> st
     return name
 
 
+def _check_tag(tag: str, where: str) -> None:
+    """A tag is a short label on one line: spaces allowed (``dtype:unsigned char``), nothing invisible."""
+    problem = "is empty" if not tag.strip() else text_problem(tag, is_name=False)
+    if problem is None and (len(tag) > MAX_NAME or "\n" in tag or "\t" in tag):
+        problem = f"must be one line of at most {MAX_NAME} characters"
+    if problem:
+        raise ScenarioError(f"{where} {_short(tag)} {problem}")
+
+
 def _check_text(text, where: str) -> str:
     if not isinstance(text, str):
         raise ScenarioError(f"{where} must be a string, got {type(text).__name__}")
@@ -286,7 +295,7 @@ def _parse_scenario(d, where: str, source: str, capture_rules: bool = True) -> S
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ScenarioError(f"{where}.tags must be a list of strings")
     for t in tags:
-        check_name(t, f"{where}.tags: tag")
+        _check_tag(t, f"{where}.tags: tag")
     return Scenario(
         name=name,
         gemm=_parse_gemm(d["gemm"], f"{where}.gemm"),

@@ -41,7 +41,8 @@ def test_good_file_parses():
     ('name = "a"', 'name = "a"\nweight = inf', "weight"),
     ('name = "a"', 'name = "a"\nweight = -1', "weight"),
     ('name = "a"', 'name = "a"\ndescription = 5', "description must be a string"),
-    ('name = "a"', 'name = "a"\ntags = ["x y"]', "tag"),
+    ('name = "a"', 'name = "a"\ntags = ["x\\u202ey"]', "tag"),
+    ('name = "a"', 'name = "a"\ntags = ["x\\ny"]', "one line"),
 ])
 def test_field_errors(old, new, needle):
     with pytest.raises(ScenarioError, match=needle):

@@ -129,4 +129,4 @@ def test_ingest_accepts_a_directory(tmp_path):
     r = cli("ingest", d, "-o", tmp_path / "o", "-q")
     assert r.rc == 0, r.err
     assert (tmp_path / "o" / "ingest.json").exists()
-    one_line_error(cli("ingest", tmp_path / "o" / "..", "-o", tmp_path / "p"), "no trace files")
+    one_line_error(cli("ingest", tmp_path / "o" / "..", "-o", tmp_path / "p"), "trace files")

@@ -4,14 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 C3PROF=${C3PROF:-.venv/bin/c3prof}
-# Taxonomy suite, all single-GPU strategies: fraction of ideal, slowdowns, falsification, a timeline.
-$C3PROF report tests/data/h200_taxonomy.jsonl --quiet --figures figures/taxonomy --json figures/taxonomy/report.json \
-    --timeline-run cb8k-x-1G/base/default
-# Counters subset (base vs dma, ncu + PM sampling): falsification with L2 evidence, timeline with counter series.
-$C3PROF report tests/data/h200_counters.jsonl --quiet --figures figures/counters --json figures/counters/report.json \
-    --timeline-run mb64-x-1G/dma/default
+# The default suite (every link, every single-GPU strategy, same bytes over the same link per
+# scenario): realized vs ideal speedup, strategy means, fractions, slowdowns, falsification, timeline.
+$C3PROF report tests/data/h200_default_2.jsonl --quiet --figures figures/default --json figures/default/report.json
+# The interference dose-response (base vs dma): GEMM slowdown against copy-engine bytes/s.
+$C3PROF report tests/data/h200_interference.jsonl --quiet --figures figures/interference \
+    --json figures/interference/report.json
+# Two interference arms with Nsight Compute counters: the mechanism (DRAM read/write mix, L2 sources).
+$C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figures figures/interference_counters \
+    --json figures/interference_counters/report.json --timeline-run mb64-h2d-1copy/dma/default
 # A real PyTorch profiler trace through ingest.
-$C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest
-# Two H200s (nvidia-h200-x2): FSDP all-gather and expert-parallel all-to-all beside their GEMMs, NCCL SM vs copy engines.
+$C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest/figures
+# Two H200s (nvidia-h200-x2): FSDP all-gather and expert-parallel all-to-all beside their GEMMs, NCCL SM vs
+# copy engines; the two rank traces combine by the maximum over ranks per repetition.
 $C3PROF report tests/data/h200x2_llama70b.rank0.jsonl tests/data/h200x2_llama70b.rank1.jsonl --quiet \
     --figures figures/h200x2_llama70b --json figures/h200x2_llama70b/report.json

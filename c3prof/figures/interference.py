@@ -36,8 +36,12 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
                     label=f"{link}, {gemm.replace(' bf16', '')}")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(d["limit"], color="black", linewidth=0.8, linestyle="--", label=f"{d['limit']:g}x (tolerance)")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("copy-engine rate alone (GB/s, all directions)")
     ax.set_ylabel("GEMM slowdown beside it (x)")
     conf = f"{report['settings']['confidence']:.0%}"

@@ -1,0 +1,99 @@
+"""Claims about the committed H200 captures of the default and interference suites (real, measured).
+
+These read tests/data/h200_default_{1,2}.jsonl (two captures of the default suite on one H200, taken
+in two device sessions about ten minutes apart), h200_interference*.jsonl and the smoke captures
+before and after the re-layering. Expected values are the rules the captures must satisfy, not
+numbers copied from them.
+"""
+
+import json
+from functools import lru_cache
+
+import pytest
+from report_helpers import DATA, records
+
+from c3prof.analysis.dataset import load
+from c3prof.report.build import build_report
+
+DEFAULT = [DATA / "h200_default_1.jsonl", DATA / "h200_default_2.jsonl"]
+
+
+@lru_cache(maxsize=None)
+def report(path):
+    return build_report(load([str(path)]))
+
+
+@pytest.mark.parametrize("path", DEFAULT, ids=lambda p: p.name)
+def test_every_strategy_moves_the_same_bytes_over_the_same_link(path):
+    runs = {}
+    for r in records(path):
+        if r["record"] == "phase":
+            runs[r["run"]] = r
+    by_scenario = {}
+    for r in runs.values():
+        by_scenario.setdefault(r["scenario"]["name"], []).append(r)
+    for name, rs in by_scenario.items():
+        assert len({json.dumps(r["scenario"]["comm"], sort_keys=True) for r in rs}) == 1, name
+        assert {r["params"]["link"] for r in rs} == {rs[0]["scenario"]["comm"]["link"]}, name
+        carriers = {r["strategy"]: r["params"]["carrier"] for r in rs}
+        assert carriers["base"] == "sm" and carriers.get("dma", "copy_engine") == "copy_engine"
+
+
+@pytest.mark.parametrize("path", DEFAULT, ids=lambda p: p.name)
+def test_default_suite_has_something_to_gain_everywhere(path):
+    rep = report(path)
+    base = [r for r in rep["results"] if r["strategy"] == "base"]
+    assert len(base) == 15
+    assert min(r["ideal_speedup"] for r in base) >= 1.1
+    # Every comparison against base is round-paired, and no run is compared across links.
+    assert all(r["paired"] and r["reference"] == "base" for r in rep["results"] if r["strategy"] != "base")
+    # The HBM scenarios have no copy-engine path here: dma is reported not applicable, with evidence.
+    na = rep["not_applicable"]
+    assert sorted(e["run"] for e in na) == ["cb8k-hbm-512M/dma/default", "mb64-hbm-64M/dma/default"]
+    evidence = {e["transport"]: e["carrier"] for e in rep["machine"][0]["engine_evidence"]}
+    assert evidence["ce_d2d"] == "sm" and evidence["ce_h2d"] == evidence["ce_d2h"] == "copy_engine"
+    assert not rep["alerts"] and not rep["validation"]["failures"]
+
+
+def test_two_captures_agree_within_each_others_intervals():
+    a, b = (report(p) for p in DEFAULT)
+
+    def means(rep):
+        return {s["strategy"]: s for s in rep["strategies"] if s["selection"] == "default"}
+
+    ma, mb = means(a), means(b)
+    assert set(ma) == {"base", "sp", "rp", "dma"} == set(mb)
+    for strategy in ma:
+        x, y = ma[strategy], mb[strategy]
+        assert y["mean_fraction_ci"][0] <= x["mean_fraction_of_ideal"] <= y["mean_fraction_ci"][1], strategy
+        assert x["mean_fraction_ci"][0] <= y["mean_fraction_of_ideal"] <= x["mean_fraction_ci"][1], strategy
+
+
+def test_interference_dose_response_from_the_h200():
+    rep = report(DATA / "h200_interference.jsonl")
+    (dose,) = rep["interference"]
+    assert len(dose["arms"]) == 36
+    th = {(t["link"], t["gemm"]): t for t in dose["thresholds"]}
+    # The compute-bound GEMM is never slowed beyond the tolerance, whatever the direction and rate.
+    for link in ("pcie_h2d", "pcie_d2h", "pcie_bidir"):
+        assert th[(link, "8192x8192x8192 bf16")]["slowdown_from_gbps"] is None
+    # Host->device copies slow memory-bound GEMMs already at the lowest rate measured; device->host
+    # copies of the same bytes do not slow the 64-row GEMM beyond the tolerance.
+    assert th[("pcie_h2d", "64x16384x16384 bf16")]["no_slowdown_up_to_gbps"] is None
+    assert th[("pcie_d2h", "64x16384x16384 bf16")]["slowdown_from_gbps"] is None
+
+
+def test_relayering_kept_the_trace_schema():
+    """Smoke captures before (h200_smoke) and after (h200_smoke_relayered) the re-layering: same format
+    version and record types, and every field the old records had is still written."""
+    def schema(path):
+        out = {}
+        for r in records(path):
+            out.setdefault(r["record"], set()).update(r)
+        return out
+
+    old, new = schema(DATA / "h200_smoke.jsonl"), schema(DATA / "h200_smoke_relayered.jsonl")
+    assert records(DATA / "h200_smoke.jsonl")[0]["version"] == records(DATA / "h200_smoke_relayered.jsonl")[0]["version"]
+    assert set(old) == set(new)
+    for kind, fields in old.items():
+        assert fields <= new[kind], (kind, fields - new[kind])

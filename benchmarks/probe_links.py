@@ -77,12 +77,13 @@ def probe_link(name, where_src, where_dst, sizes, ctas_list):
         src, dst = buffers(nbytes, where_src, where_dst)
         for ctas in ctas_list:
             dst.zero_() if dst.is_cuda else dst.fill_(0)
-            ms = timed(lambda: sm_copy(src, dst, ctas, s1) or torch.cuda.current_stream().wait_stream(s1))
+            ms = timed(lambda src=src, dst=dst, ctas=ctas: sm_copy(src, dst, ctas, s1)
+                       or torch.cuda.current_stream().wait_stream(s1))
             torch.cuda.synchronize()
             rows.append({"link": name, "carrier": "sm", "ctas": ctas, "bytes": nbytes, "ms": ms,
                          "gbps": nbytes / ms / 1e6, "byte_exact": check(src, dst)})
         dst.zero_() if dst.is_cuda else dst.fill_(0)
-        ms = timed(lambda: dst.copy_(src, non_blocking=True))
+        ms = timed(lambda src=src, dst=dst: dst.copy_(src, non_blocking=True))
         torch.cuda.synchronize()
         rows.append({"link": name, "carrier": "copy_engine_api", "ctas": 0, "bytes": nbytes, "ms": ms,
                      "gbps": nbytes / ms / 1e6, "byte_exact": check(src, dst)})
@@ -147,7 +148,7 @@ def probe_gemms():
                  torch.randn(k, n, dtype=torch.bfloat16, device="cuda")) for _ in range(3)]
         i = [0]
 
-        def run():
+        def run(sets=sets, i=i):
             a, b = sets[i[0] % 3]
             i[0] += 1
             torch.matmul(a, b)

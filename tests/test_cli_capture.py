@@ -65,7 +65,7 @@ def test_no_gpu_says_so_and_points_to_report(tmp_path):
     out = tmp_path / "t.jsonl"
     proc = c3prof("capture", "--suite", "smoke", "--out", str(out))
     if _installed("cuda.bindings"):
-        assert_one_line_error(proc, "no usable GPU", "c3prof report tests/data/h200_taxonomy.jsonl")
+        assert_one_line_error(proc, "no usable GPU", "c3prof report tests/data/h200_default_2.jsonl")
     else:   # installed without the capture extra (as in CI): the error names the extra (tests/test_extras.py)
         assert_one_line_error(proc, "c3prof[capture]", "cuda-bindings")
     assert not out.exists()

@@ -7,7 +7,7 @@ numbers copied from them.
 """
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from report_helpers import DATA, records
@@ -18,7 +18,7 @@ from c3prof.report.build import build_report
 DEFAULT = [DATA / "h200_default_1.jsonl", DATA / "h200_default_2.jsonl"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def report(path):
     return build_report(load([str(path)]))
 

@@ -71,6 +71,16 @@ def default_rows(report: dict, platform: str) -> list[dict]:
     return [r for r in report["results"] if r["platform"] == platform and r["default_variant"]]
 
 
+def scenario_figure(report: dict, platform: str, height: float):
+    """The default-variant rows of a platform, their layout, and a figure as wide as the scenarios
+    need: (rows, scenarios, strategies, classes, figure), or None when there is nothing to draw."""
+    rows = default_rows(report, platform)
+    if not rows:
+        return None
+    scen, strategies, classes = scenario_layout(rows)
+    return rows, scen, strategies, classes, new_figure(max(6.0, 0.6 * len(scen) + 2), height)
+
+
 def scenario_layout(rows: list[dict]) -> tuple[list[str], list[str], dict[str, str]]:
     """Scenarios sorted by taxonomy class (stable within a class), their classes, and strategies present."""
     classes: dict[str, str] = {}

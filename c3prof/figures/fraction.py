@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import default_rows, grouped_bars, new_figure, save, scenario_layout
+from c3prof.figures.common import grouped_bars, save, scenario_figure
 
 CLIP = (-0.5, 1.5)
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
-    rows = default_rows(report, platform)
-    if not rows:
+    drawn = scenario_figure(report, platform, 4.0)
+    if drawn is None:
         return []
+    rows, scen, strategies, classes, fig = drawn
     min_gain = report["settings"]["min_ideal"]
-    scen, strategies, classes = scenario_layout(rows)
     skip = {(r["scenario"], r["strategy"]): f"ideal<{min_gain:g}" for r in rows
             if r["ideal_speedup"] is not None and r["ideal_speedup"] < min_gain}
-    fig = new_figure(max(6.0, 0.6 * len(scen) + 2), 4.0)
     ax = fig.add_subplot()
     grouped_bars(ax, rows, "fraction_of_ideal", "fraction_ci", scen, strategies, classes, clip=CLIP, skip=skip)
     ax.axhline(0, color="black", linewidth=0.8)

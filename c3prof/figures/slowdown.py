@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import default_rows, grouped_bars, new_figure, readable_log_axis, save, scenario_layout
+from c3prof.figures.common import grouped_bars, readable_log_axis, save, scenario_figure
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
-    rows = default_rows(report, platform)
-    if not rows:
+    drawn = scenario_figure(report, platform, 6.5)
+    if drawn is None:
         return []
-    scen, strategies, classes = scenario_layout(rows)
-    fig = new_figure(max(6.0, 0.6 * len(scen) + 2), 6.5)
+    rows, scen, strategies, classes, fig = drawn
     axes = fig.subplots(2, 1, sharex=True)
     for ax, key, what in ((axes[0], "gemm_slowdown", "GEMM"), (axes[1], "comm_slowdown", "communication")):
         vals = [r[key] for r in rows if r[key] is not None] or [1.0]

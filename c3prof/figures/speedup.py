@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import default_rows, grouped_bars, new_figure, save, scenario_layout
+from c3prof.figures.common import grouped_bars, save, scenario_figure
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
-    rows = default_rows(report, platform)
-    if not rows:
+    drawn = scenario_figure(report, platform, 4.2)
+    if drawn is None:
         return []
-    scen, strategies, classes = scenario_layout(rows)
-    fig = new_figure(max(6.0, 0.6 * len(scen) + 2), 4.2)
+    rows, scen, strategies, classes, fig = drawn
     ax = fig.add_subplot()
     vals = [v for r in rows for v in (r["realized_speedup"], r["ideal_speedup"]) if v is not None] or [1.0]
     top = max(vals) * 1.05

@@ -911,50 +911,41 @@ cdef class KinetoScanner:
         return {
             "names": list(self.names),
             "gpu": {
-                "kind": _to_numpy_i8(self.g_kind), "name": _to_numpy_i32(self.g_name),
-                "device": _to_numpy_i64(self.g_device), "stream": _to_numpy_i64(self.g_stream),
-                "start_ns": _to_numpy_i64(self.g_start), "dur_ns": _to_numpy_i64(self.g_dur),
-                "correlation": _to_numpy_i64(self.g_corr), "external_id": _to_numpy_i64(self.g_ext),
-                "bytes": _to_numpy_i64(self.g_bytes), "src_device": _to_numpy_i64(self.g_src),
-                "dst_device": _to_numpy_i64(self.g_dst), "args": _to_numpy_i32(self.g_args),
+                "kind": _to_numpy(self.g_kind.data(), self.g_kind.size(), np.int8), "name": _to_numpy(self.g_name.data(), self.g_name.size(), np.int32),
+                "device": _to_numpy(self.g_device.data(), self.g_device.size(), np.int64), "stream": _to_numpy(self.g_stream.data(), self.g_stream.size(), np.int64),
+                "start_ns": _to_numpy(self.g_start.data(), self.g_start.size(), np.int64), "dur_ns": _to_numpy(self.g_dur.data(), self.g_dur.size(), np.int64),
+                "correlation": _to_numpy(self.g_corr.data(), self.g_corr.size(), np.int64), "external_id": _to_numpy(self.g_ext.data(), self.g_ext.size(), np.int64),
+                "bytes": _to_numpy(self.g_bytes.data(), self.g_bytes.size(), np.int64), "src_device": _to_numpy(self.g_src.data(), self.g_src.size(), np.int64),
+                "dst_device": _to_numpy(self.g_dst.data(), self.g_dst.size(), np.int64), "args": _to_numpy(self.g_args.data(), self.g_args.size(), np.int32),
             },
             "launch": {
-                "correlation": _to_numpy_i64(self.l_corr), "external_id": _to_numpy_i64(self.l_ext),
-                "pid": _to_numpy_i64(self.l_pid), "tid": _to_numpy_i64(self.l_tid),
-                "start_ns": _to_numpy_i64(self.l_start), "name": _to_numpy_i32(self.l_name),
+                "correlation": _to_numpy(self.l_corr.data(), self.l_corr.size(), np.int64), "external_id": _to_numpy(self.l_ext.data(), self.l_ext.size(), np.int64),
+                "pid": _to_numpy(self.l_pid.data(), self.l_pid.size(), np.int64), "tid": _to_numpy(self.l_tid.data(), self.l_tid.size(), np.int64),
+                "start_ns": _to_numpy(self.l_start.data(), self.l_start.size(), np.int64), "name": _to_numpy(self.l_name.data(), self.l_name.size(), np.int32),
             },
             "cpu": {
-                "name": _to_numpy_i32(self.c_name), "pid": _to_numpy_i64(self.c_pid),
-                "tid": _to_numpy_i64(self.c_tid), "start_ns": _to_numpy_i64(self.c_start),
-                "dur_ns": _to_numpy_i64(self.c_dur), "external_id": _to_numpy_i64(self.c_ext),
-                "args": _to_numpy_i32(self.c_args),
+                "name": _to_numpy(self.c_name.data(), self.c_name.size(), np.int32), "pid": _to_numpy(self.c_pid.data(), self.c_pid.size(), np.int64),
+                "tid": _to_numpy(self.c_tid.data(), self.c_tid.size(), np.int64), "start_ns": _to_numpy(self.c_start.data(), self.c_start.size(), np.int64),
+                "dur_ns": _to_numpy(self.c_dur.data(), self.c_dur.size(), np.int64), "external_id": _to_numpy(self.c_ext.data(), self.c_ext.size(), np.int64),
+                "args": _to_numpy(self.c_args.data(), self.c_args.size(), np.int32),
             },
             "args": list(self.args_texts),
             "top_level": dict(self.top_level),
         }
 
 
-cdef object _to_numpy_i64(vector[int64_t]& v):
-    out = np.empty(v.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    if v.size():
-        memcpy(&view[0], v.data(), v.size() * sizeof(int64_t))
-    return out
+ctypedef fused column_t:
+    int64_t
+    int32_t
+    int8_t
 
 
-cdef object _to_numpy_i32(vector[int32_t]& v):
-    out = np.empty(v.size(), dtype=np.int32)
-    cdef int32_t[::1] view = out
-    if v.size():
-        memcpy(&view[0], v.data(), v.size() * sizeof(int32_t))
-    return out
-
-
-cdef object _to_numpy_i8(vector[int8_t]& v):
-    out = np.empty(v.size(), dtype=np.int8)
-    cdef int8_t[::1] view = out
-    if v.size():
-        memcpy(&view[0], v.data(), v.size() * sizeof(int8_t))
+cdef object _to_numpy(const column_t* data, size_t n, object dtype):
+    """One typed column of the scanner (``data``, ``n`` values) as a numpy array of ``dtype`` (one memcpy)."""
+    out = np.empty(n, dtype=dtype)
+    cdef column_t[::1] view = out
+    if n:
+        memcpy(&view[0], data, n * sizeof(column_t))
     return out
 
 

@@ -6,7 +6,7 @@ import os
 
 from c3prof.errors import C3profError, NoGPUError
 
-EXAMPLE_TRACE = "tests/data/h200_taxonomy.jsonl"
+EXAMPLE_TRACE = "tests/data/h200_default_2.jsonl"
 NO_GPU_HINT = (f"c3prof capture needs an NVIDIA GPU; without one, analyze a recorded trace: "
                f"`c3prof report {EXAMPLE_TRACE} --figures out/figures`")
 

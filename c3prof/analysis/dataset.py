@@ -32,6 +32,7 @@ linear in the size of the traces.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +97,7 @@ class MergedRun:
         t = self.params.get("transport")
         return t if isinstance(t, str) else None
 
-    @property
+    @functools.cached_property
     def link(self) -> str:
         """The link the run's bytes cross: recorded in params or the scenario, else from its transport."""
         for value in (self.params.get("link"), self.scenario.get("comm", {}).get("link")):

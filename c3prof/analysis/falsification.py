@@ -149,12 +149,24 @@ def _arm_json(prefix: str, m: RunMetrics | None) -> dict:
             f"{prefix}overlap_fraction": m.overlap.value, f"{prefix}overlap_fraction_ci": m.overlap.ci_list}
 
 
-def _same_link_control(d: RunMetrics, sm: list[RunMetrics]) -> RunMetrics | None:
+def _controls(sm: list[RunMetrics]) -> dict:
+    """SM-carrier base runs keyed by scenario name and by (GEMM, link, comm): the candidates for a
+    DMA arm's same-link control, looked up in constant time (a report may hold 10,000 runs)."""
+    by_name = {c.run.name: c for c in sm}
+    by_work: dict = {}
+    for c in sm:
+        by_work.setdefault((gemm_key(c.run), c.run.link, repr(c.run.scenario.get("comm", {}))), c)
+    return {"name": by_name, "work": by_work}
+
+
+def _same_link_control(d: RunMetrics, controls: dict) -> RunMetrics | None:
     """The SM carrier of the same bytes over the same link: the scenario's base run, else a base run of
     another scenario with the same GEMM, op, bytes and link."""
+    same = controls["name"].get(d.run.name)
     comm = d.run.scenario.get("comm", {})
-    same = [c for c in sm if c.run.link == d.run.link and c.run.scenario.get("comm", {}) == comm]
-    return next((c for c in same if c.run.name == d.run.name), same[0] if same else None)
+    if same is not None and same.run.link == d.run.link and same.run.scenario.get("comm", {}) == comm:
+        return same
+    return controls["work"].get((gemm_key(d.run), d.run.link, repr(comm)))
 
 
 def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettings,
@@ -168,8 +180,9 @@ def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettin
     for shape, ms in shapes.items():
         dma = [m for m in ms if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"]
         sm = [m for m in ms if m.run.strategy == "base" and group.carrier(m.run.transport)[0] == "sm"]
+        controls = _controls(sm)
         for d in dma or [None]:
-            control = _same_link_control(d, sm) if d else None
+            control = _same_link_control(d, controls) if d else None
             diff = paired_difference(d, control, boot.confidence) if d and control else None
             v, reason = verdict(d, control, s, diff)
             gemm = gemm_json((d or ms[0]).run)

@@ -51,7 +51,7 @@ def _summary(group: Group, strategy: str, selection: str, variant: str | None, c
                            for m in chosen if m.fraction.value is None]
     excluded += [{"scenario": m.run.name, "variant": m.run.variant,
                   "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"}
-                 for m in chosen if m.fraction.value is not None and m not in passes]
+                 for m in chosen if m.fraction.value is not None and m.ideal.value < min_ideal]
     row = {"platform": group.key, "strategy": strategy, "selection": selection, "variant": variant,
            "oracle": selection == "best_per_scenario", "n_scenarios": len(passes),
            "scenarios": [m.run.name for m in passes], "ci_method": CI_METHOD,

@@ -229,29 +229,10 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
     c_cc = MedianSample(ops.dur_ns[c_ops], key + ("comm_cc",))
     span_s = MedianSample(span, key + ("span",))
     overlap_ns = int(overlap.sum())
-    notes: list[str] = []
-    ci_reasons: dict[str, str] = {}
-
-    def ci(name_: str, fn, *samples):
-        c = ratio_ci(fn, *samples)
-        if not c.ok:
-            ci_reasons[name_] = c.reason or "no interval"
-        return c.as_list()
-
-    have_g, have_c = g_alone.n >= MIN_REFERENCE, c_alone.n >= MIN_REFERENCE
-    notes.extend(_reference_notes(g_alone, c_alone))
-    t_g, t_c = g_alone.median, c_alone.median
-    gemm_slowdown = g_cc.median / t_g if have_g and t_g > 0 else None
-    comm_slowdown = c_cc.median / t_c if have_c and t_c > 0 else None
-    ideal = realized = fraction = tax = ideal_ci = realized_ci = fraction_ci = None
-    if have_g and have_c and t_g > 0 and t_c > 0:
-        ideal, realized, fraction = speedups(t_g, t_c, span_s.median)
-        tax = taxonomy(t_g, t_c)
-        ideal_ci = ci("ideal_speedup", lambda g, c: formulas.ideal(g + c, g, c), g_alone, c_alone)
-        realized_ci = ci("realized_speedup", lambda g, c, s: formulas.realized(g + c, s), g_alone, c_alone, span_s)
-        fraction_ci = ci("fraction_of_ideal", lambda g, c, s: formulas.fraction(g + c, g, c, s), g_alone, c_alone, span_s)
-    g_ci = ci("gemm_slowdown", formulas.ratio, g_cc, g_alone) if gemm_slowdown is not None else None
-    c_ci = ci("comm_slowdown", formulas.ratio, c_cc, c_alone) if comm_slowdown is not None else None
+    notes = _reference_notes(g_alone, c_alone)
+    r = _ratios(g_alone, c_alone, g_cc, c_cc, span_s)
+    have_g, have_c, t_g, t_c = r["have_g"], r["have_c"], g_alone.median, c_alone.median
+    gemm_slowdown, comm_slowdown = r["gemm_slowdown"], r["comm_slowdown"]
     op, replay_notes = replay_op(comm, gemm, map_nearest)
     notes.extend(replay_notes)
     ranks = sorted(int(r) for r in np.unique(ops.rank[g_ops]))
@@ -262,12 +243,12 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
         n_instances=int(len(sel)), overlap_ns=overlap_ns, time_share=overlap_ns / total_overlap, ranks=ranks,
         n_gemm_alone=g_alone.n, n_comm_alone=c_alone.n,
         t_gemm_alone_ms=t_g / 1e6 if have_g else None, t_comm_alone_ms=t_c / 1e6 if have_c else None,
-        taxonomy=tax, ideal_speedup=ideal, ideal_speedup_ci=ideal_ci, realized_speedup=realized,
-        realized_speedup_ci=realized_ci,
-        fraction_of_ideal=fraction, fraction_ci=fraction_ci,
-        gemm_slowdown=gemm_slowdown, gemm_slowdown_ci=g_ci,
+        taxonomy=r["taxonomy"], ideal_speedup=r["ideal"], ideal_speedup_ci=r["ideal_ci"],
+        realized_speedup=r["realized"], realized_speedup_ci=r["realized_ci"],
+        fraction_of_ideal=r["fraction"], fraction_ci=r["fraction_ci"],
+        gemm_slowdown=gemm_slowdown, gemm_slowdown_ci=r["gemm_slowdown_ci"],
         gemm_slowdown_p10_p90=quantiles(g_cc.values / t_g) if gemm_slowdown is not None else None,
-        comm_slowdown=comm_slowdown, comm_slowdown_ci=c_ci,
+        comm_slowdown=comm_slowdown, comm_slowdown_ci=r["comm_slowdown_ci"],
         comm_slowdown_p10_p90=quantiles(c_cc.values / t_c) if comm_slowdown is not None else None,
         overlap_share=float(np.median(overlap / np.maximum(1, np.minimum(g_dur_pair, c_dur_pair)))),
         # as c3prof report: the share of the GEMM's interval during which the communication ran
@@ -276,8 +257,41 @@ def _summarize_group(sel: np.ndarray, rs: RegionSet, op_key: np.ndarray, alone_k
                     "gemm_concurrent": g_cc.median / 1e6, "comm_concurrent": c_cc.median / 1e6,
                     "concurrent": span_s.median / 1e6},
         sources=sorted({sources.get(r, str(r)) for r in ranks}),
-        replay_op=op, notes=notes, ci_reasons=ci_reasons,
+        replay_op=op, notes=notes, ci_reasons=r["ci_reasons"],
     )
+
+
+def _ratios(g_alone: MedianSample, c_alone: MedianSample, g_cc: MedianSample, c_cc: MedianSample,
+            span_s: MedianSample) -> dict:
+    """Speedups, slowdowns and their intervals of one scenario; None where a reference is missing."""
+    ci_reasons: dict[str, str] = {}
+
+    def ci(name_: str, fn, *samples):
+        c = ratio_ci(fn, *samples)
+        if not c.ok:
+            ci_reasons[name_] = c.reason or "no interval"
+        return c.as_list()
+
+    have_g, have_c = g_alone.n >= MIN_REFERENCE, c_alone.n >= MIN_REFERENCE
+    t_g, t_c = g_alone.median, c_alone.median
+    out: dict = {"have_g": have_g, "have_c": have_c, "ci_reasons": ci_reasons,
+                 "gemm_slowdown": g_cc.median / t_g if have_g and t_g > 0 else None,
+                 "comm_slowdown": c_cc.median / t_c if have_c and t_c > 0 else None,
+                 **dict.fromkeys(("ideal", "realized", "fraction", "taxonomy", "ideal_ci", "realized_ci",
+                                  "fraction_ci"))}
+    if have_g and have_c and t_g > 0 and t_c > 0:
+        out["ideal"], out["realized"], out["fraction"] = speedups(t_g, t_c, span_s.median)
+        out["taxonomy"] = taxonomy(t_g, t_c)
+        out["ideal_ci"] = ci("ideal_speedup", lambda g, c: formulas.ideal(g + c, g, c), g_alone, c_alone)
+        out["realized_ci"] = ci("realized_speedup", lambda g, c, s: formulas.realized(g + c, s),
+                                g_alone, c_alone, span_s)
+        out["fraction_ci"] = ci("fraction_of_ideal", lambda g, c, s: formulas.fraction(g + c, g, c, s),
+                                g_alone, c_alone, span_s)
+    out["gemm_slowdown_ci"] = (ci("gemm_slowdown", formulas.ratio, g_cc, g_alone)
+                               if out["gemm_slowdown"] is not None else None)
+    out["comm_slowdown_ci"] = (ci("comm_slowdown", formulas.ratio, c_cc, c_alone)
+                               if out["comm_slowdown"] is not None else None)
+    return out
 
 
 def _reference_notes(g_alone: MedianSample, c_alone: MedianSample) -> list[str]:

@@ -26,7 +26,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from c3prof.errors import C3profError
 
@@ -42,11 +42,11 @@ class Output:
     patterns: tuple[str, ...] = ()
 
     @classmethod
-    def file(cls, flag: str, path: str | Path) -> "Output":
+    def file(cls, flag: str, path: str | Path) -> Output:
         return cls(flag, Path(path))
 
     @classmethod
-    def directory(cls, flag: str, path: str | Path, patterns: Iterable[str]) -> "Output":
+    def directory(cls, flag: str, path: str | Path, patterns: Iterable[str]) -> Output:
         return cls(flag, Path(path), True, tuple(patterns))
 
 

@@ -26,12 +26,12 @@ def parse_bytes(value, what="size") -> int:
         m = _SIZE.match(value) if len(value) <= 100 else None
         if not m or m.group(2).lower() not in _UNITS:
             raise C3profError(f"{what}: cannot read {shown} as a byte size (e.g. 4096, '64KiB', '256MiB', '1GiB')")
-        n = float(m.group(1)) * _UNITS[m.group(2).lower()]
-        if not math.isfinite(n):
+        exact = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if not math.isfinite(exact):
             raise C3profError(f"{what}: {shown} is too large a byte size")
-        if not float(n).is_integer():
+        if not exact.is_integer():
             raise C3profError(f"{what}: {shown} is not a whole number of bytes")
-        n = int(n)
+        n = int(exact)
     else:
         raise C3profError(f"{what}: expected a byte size, got {type(value).__name__}")
     if n <= 0:

@@ -15,7 +15,7 @@ from pathlib import Path
 from c3prof.backends import AUTO, names as backend_names
 from c3prof.capture.distributed import add_distributed_arguments
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
-from c3prof.errors import C3profError, TraceError
+from c3prof.errors import TraceError
 from c3prof.plan.model import DEFAULT_RP_GEMM_SMS, DEFAULT_STRATEGIES, STRATEGIES, parse_strategies
 
 

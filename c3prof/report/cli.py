@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pathlib import Path
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings

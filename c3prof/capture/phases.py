@@ -15,10 +15,9 @@ repetition waits for the previous repetition's last event on the other stream.
 Repetitions are enqueued in batches without host synchronization, behind a short GPU sleep (the
 gate) that lets the host enqueue the whole batch before the GPU starts it: otherwise the second
 launch of a concurrent pair could reach an idle GPU late, and launch gaps would be timed. The
-phases of a run are measured in alternating short batches (measure_interleaved), so clock and
-temperature drift during the run cannot bias the ratios between phases. ``measure_rounds`` goes
-further: it measures the phases of *several runs* (every strategy and variant of a scenario) in the
-same rounds, so that a ratio between runs (a strategy against base) compares samples taken side by
+phases are measured in alternating short batches, so clock and temperature drift cannot bias the
+ratios between phases: ``measure_rounds`` measures the phases of *several runs* (every strategy and
+variant of a scenario) in the same rounds, so that a ratio between runs (a strategy against base) compares samples taken side by
 side, and every repetition records its round for the round-paired bootstrap of the report.
 """
 
@@ -31,7 +30,6 @@ from typing import Any, Callable
 
 from c3prof.backends.base import EventPool, Workload
 from c3prof.capture.stopping import StoppingRule, relative_noise
-from c3prof.trace import PHASES
 
 S, G0, G1, C0, C1 = range(5)
 EVENTS_PER_REP = 5
@@ -155,50 +153,9 @@ class PhaseTimer:
         return self.finish_batch(phase, self.enqueue_batch(phase, reps), reps)
 
     def measure(self, phase: str, rule: StoppingRule) -> PhaseResult:
-        """Warm up, then repeat one phase in batches until the stopping rule says stop."""
-        return self.measure_interleaved([phase], rule)[phase]
-
-    def measure_interleaved(self, phases: list[str], rule: StoppingRule,
-                            before: Callable[[str], None] | None = None,
-                            after: Callable[[str, bool], None] | None = None) -> dict[str, PhaseResult]:
-        """Measure several phases in alternating short batches (rounds of about a third of
-        ``min_reps``), so that slow drift of the GPU's clocks and temperature during a run
-        affects every phase alike instead of biasing the ratios between them (T_s / T_cc,
-        T_s / max(T_g, T_c)). Each phase stops on its own by the rule; its timeout counts only
-        its own batches. ``before(phase)`` runs before each measured batch (e.g. poisoning the
-        destination) and ``after(phase, last)`` after it (e.g. validating the transfer).
-        """
-        for phase in phases:
-            if phase not in PHASES:
-                raise ValueError(f"unknown phase {phase!r}")
-        before = before or (lambda phase: None)
-        after = after or (lambda phase, last: None)
-        if rule.warmup:
-            for phase in phases:
-                self.run_batch(phase, rule.warmup)
-        chunk = max(1, math.ceil(rule.min_reps / 3))
-        samples: dict[str, dict[str, list[float]]] = {p: {} for p in phases}
-        spent = dict.fromkeys(phases, 0.0)
-        rounds = dict.fromkeys(phases, 0)
-        reasons: dict[str, str | None] = dict.fromkeys(phases)
-        while any(reasons[p] is None for p in phases):
-            for phase in phases:
-                if reasons[phase] is not None:
-                    continue
-                n = min(chunk, rule.max_reps - len(samples[phase].get("total_ms", [])))
-                before(phase)
-                t0 = time.perf_counter()
-                for key, values in self.run_batch(phase, n).items():
-                    samples[phase].setdefault(key, []).extend(values)
-                spent[phase] += time.perf_counter() - t0
-                rounds[phase] += 1
-                reasons[phase] = rule.stop_reason(samples[phase]["total_ms"], spent[phase])
-                after(phase, reasons[phase] is not None)
-        return {p: PhaseResult(samples=samples[p], stop={
-            "reason": reasons[p], "reps": len(samples[p]["total_ms"]), "warmup": rule.warmup,
-            "relative_noise": round(relative_noise(samples[p]["total_ms"]), 6),
-            "elapsed_s": round(spent[p], 4), "rounds": rounds[p], "interleaved_with": [q for q in phases if q != p]})
-            for p in phases}
+        """Warm up, then repeat one phase in rounds until the stopping rule says stop."""
+        unit = Unit(phase, self, phase)
+        return measure_rounds([unit], rule, f"{phase}@single")[id(unit)]
 
 
 # ------------------------------------------------------------------------------------------------

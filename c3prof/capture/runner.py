@@ -26,10 +26,10 @@ import uuid
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from c3prof.capture.phases import PHASES, Unit, measure_rounds
+from c3prof.capture.phases import Unit, measure_rounds
 from c3prof.capture.stopping import StoppingRule
 from c3prof.plan.model import RunPlan
-from c3prof.trace import (Trace, TraceWriter, counter_source_record, end_record, error_record, phase_record,
+from c3prof.trace import (PHASES, Trace, TraceWriter, counter_source_record, end_record, error_record, phase_record,
                           validation_record)
 
 

@@ -14,6 +14,15 @@ from c3prof.trace import run_id
 
 STRATEGIES = ("base", "sp", "rp", "dma", "dma+rp")
 DEFAULT_STRATEGIES = ("base", "sp", "rp", "dma")
+# The transport of a single-GPU transfer per (link, carrier): what the planner names and each
+# backend implements (backends/cuda/transports.py). Which engine really carried a transport is
+# measured at capture time (engine_evidence records), not assumed from this table.
+TRANSPORTS = {
+    ("pcie_h2d", "sm"): "sm_zc_h2d", ("pcie_h2d", "copy_engine"): "ce_h2d",
+    ("pcie_d2h", "sm"): "sm_zc_d2h", ("pcie_d2h", "copy_engine"): "ce_d2h",
+    ("pcie_bidir", "sm"): "sm_zc_bidir", ("pcie_bidir", "copy_engine"): "ce_bidir",
+    ("hbm", "sm"): "sm_kernel", ("hbm", "copy_engine"): "ce_d2d",
+}
 DEFAULT_RP_GEMM_SMS = (104, 120)        # GEMM SM counts swept by rp and dma+rp (of 132 on an H200)
 
 # The implementations of a collective, measured side by side and validated byte for byte:

@@ -21,19 +21,12 @@ from __future__ import annotations
 
 from c3prof.errors import C3profError
 from c3prof.plan.collectives import collective_variants_for
-from c3prof.plan.model import PlanOptions, RunPlan, Variant, base_first, checked_gemm_sms, unknown_strategy
+from c3prof.plan.model import (TRANSPORTS, PlanOptions, RunPlan, Variant, base_first, checked_gemm_sms,
+                               unknown_strategy)
 from c3prof.scenarios import Scenario
 
-# The carrier each strategy asks for. Which engine really carried a transport is measured at
-# capture time (engine_evidence records), not assumed from this table.
+# The carrier each strategy asks for; TRANSPORTS (plan/model.py) names the transport per link.
 CARRIER = {"base": "sm", "sp": "sm", "rp": "sm", "dma": "copy_engine", "dma+rp": "copy_engine"}
-# Transport names per (link, carrier); the CUDA backend implements each (backends/cuda/transports.py).
-TRANSPORTS = {
-    ("pcie_h2d", "sm"): "sm_zc_h2d", ("pcie_h2d", "copy_engine"): "ce_h2d",
-    ("pcie_d2h", "sm"): "sm_zc_d2h", ("pcie_d2h", "copy_engine"): "ce_d2h",
-    ("pcie_bidir", "sm"): "sm_zc_bidir", ("pcie_bidir", "copy_engine"): "ce_bidir",
-    ("hbm", "sm"): "sm_kernel", ("hbm", "copy_engine"): "ce_d2d",
-}
 # CTA counts of the CTA-limited SM copy beside an unpartitioned GEMM (rp), per link, unless given.
 RP_COMM_CTAS = {"pcie_h2d": (8,), "pcie_d2h": (8,), "pcie_bidir": (8,), "hbm": (32,)}
 

@@ -27,18 +27,12 @@ from dataclasses import dataclass
 
 from c3prof.backends.cuda import runtime as _dma
 from c3prof.backends.cuda.copy_kernel import launch_copy
+from c3prof.plan.model import TRANSPORTS
 
 COMPARE_CHUNK = 256 * 2**20
 # An NCCL-like CTA count for PCIe: 8 or more CTAs saturate the link on an H200 (49-50 GB/s).
 PCIE_SM_CTAS = 16
 
-# (link, carrier) -> transport name; carrier "sm" or "copy_engine".
-TRANSPORTS = {
-    ("pcie_h2d", "sm"): "sm_zc_h2d", ("pcie_h2d", "copy_engine"): "ce_h2d",
-    ("pcie_d2h", "sm"): "sm_zc_d2h", ("pcie_d2h", "copy_engine"): "ce_d2h",
-    ("pcie_bidir", "sm"): "sm_zc_bidir", ("pcie_bidir", "copy_engine"): "ce_bidir",
-    ("hbm", "sm"): "sm_kernel", ("hbm", "copy_engine"): "ce_d2d",
-}
 LINK_OF = {name: link for (link, _), name in TRANSPORTS.items()}
 CARRIER_OF = {name: carrier for (_, carrier), name in TRANSPORTS.items()}
 DIRECTIONS = {"pcie_h2d": ("h2d",), "pcie_d2h": ("d2h",), "pcie_bidir": ("h2d", "d2h"), "hbm": ("d2d",)}

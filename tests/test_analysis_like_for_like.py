@@ -68,6 +68,17 @@ def test_paired_bootstrap_cancels_shared_drift(tmp_path):
     assert widths[True] < 1e-9 < widths[False]
 
 
+def test_runs_of_separate_sweeps_are_not_called_paired(tmp_path):
+    """base and dma both record rounds, but of two sweeps (a resumed scenario): nothing is shared."""
+    s = scenario("resumed")
+    s["comm"]["link"] = "pcie_h2d"
+    base = with_rounds(full_run(s, "base", "default", [1.0] * 4, [1.0] * 4, [2.0] * 4, [1.6] * 4), "resumed@a", 1)
+    dma = with_rounds(full_run(s, "dma", "default", [1.0] * 4, [1.0] * 4, [2.0] * 4, [1.4] * 4), "resumed@b", 1)
+    group = load([str(write_trace(tmp_path / "r.jsonl", base + dma))]).groups[0]
+    ms = {m.run.id: m for m in analyze_group(group, SeriesBank(BOOT))}
+    assert ms["resumed/base/default"].paired and not ms["resumed/dma/default"].paired
+
+
 def test_ranks_of_one_capture_combine_by_maximum(tmp_path):
     s = scenario("ranks")
     fast = full_run(s, "base", "default", [1.0, 1.0, 1.0], [0.5, 0.5, 0.5], [1.5, 1.5, 1.5], [1.1, 1.2, 1.0])

@@ -290,7 +290,10 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
     if base is None or base is run:
         return missing("base run (its own reference)" if base is run else "no base run to compare with"), \
             bool(own["T_s"] and own["T_s"].paired)
-    paired = all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
+    # Paired only when the two runs were measured in the same rounds: runs of separate sweeps (a
+    # resumed scenario) are both resampled by round, but by rounds they do not share.
+    shared = np.intersect1d(run.rounds.get("concurrent", []), base.rounds.get("serial", []))
+    paired = shared.size > 0 and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
     return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf), paired

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from c3prof.analysis.counters import l2_summary
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics
@@ -55,7 +53,7 @@ def paired_difference(dma: RunMetrics, sm: RunMetrics, confidence: float) -> Est
     """(GEMM slowdown beside the copy engine) - (beside the SM carrier), with a paired interval."""
     a, b = dma.gemm_slowdown, sm.gemm_slowdown
     if a.value is None or b.value is None:
-        return Estimate(None, percentile_ci(np.array([np.nan]), confidence))
+        return Estimate(None, no_ci("a GEMM slowdown is undefined in one of the arms"))
     if a.replicates is None or b.replicates is None:
         return Estimate(a.value - b.value, no_ci("slowdown replicates not kept"))
     diff = a.replicates.astype(float) - b.replicates.astype(float)

@@ -259,15 +259,10 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     mean = float(points.mean())
     units = rng.integers(0, s, size=(b, s))
     draws = rng.integers(0, b, size=(b, s))
-    if include is None:
-        return mean, percentile_ci(reps[units, draws].mean(axis=1), confidence)
-    keep = np.asarray(include, dtype=bool)[units, draws]
-    values = np.where(keep, reps[units, draws], 0.0)
-    n_in = keep.sum(axis=1)
-    empty = int((n_in == 0).sum())
+    keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
+    outer, empty = _included_means(reps[units, draws], keep[units, draws], axis=1)
     if empty > 0.5 * b:
         return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
-    outer = values.sum(axis=1)[n_in > 0] / n_in[n_in > 0]
     ci = percentile_ci(outer, confidence)
     if ci.ok and empty:
         ci = CI(ci.low, ci.high, f"{empty} of {b} resamples drew no scenario passing the inclusion rule; "
@@ -281,11 +276,16 @@ def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONF
     unit's replicate b. It carries measurement noise only, so it answers "the mean over this suite"
     and not "the mean over scenarios like these" (hierarchical_mean_ci). ``include`` as there."""
     reps = np.asarray(replicates, dtype=float)
-    if include is None:
-        return percentile_ci(reps.mean(axis=0), confidence)
-    keep = np.asarray(include, dtype=bool)
-    n_in = keep.sum(axis=0)
-    ok = n_in > 0
-    if not ok.any():
+    keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
+    means, empty = _included_means(reps, keep, axis=0)
+    if empty == reps.shape[1]:
         return no_ci("no scenario passes the inclusion rule in any resample")
-    return percentile_ci(np.where(keep, reps, 0.0).sum(axis=0)[ok] / n_in[ok], confidence)
+    return percentile_ci(means, confidence)
+
+
+def _included_means(values: np.ndarray, keep: np.ndarray, axis: int) -> tuple[np.ndarray, int]:
+    """Per replicate, the mean of the values ``keep`` admits (over ``axis``), for the replicates that
+    admit at least one; and how many admitted none."""
+    n_in = keep.sum(axis=axis)
+    ok = n_in > 0
+    return np.where(keep, values, 0.0).sum(axis=axis)[ok] / n_in[ok], int((~ok).sum())

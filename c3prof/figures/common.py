@@ -66,6 +66,15 @@ def readable_log_axis(ax) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
+def fraction_marks(ax, axis: str = "y") -> None:
+    """A fraction-of-ideal axis: a line at 0 (no gain), a dashed line at 1 (all of the ideal gain),
+    percentage labels."""
+    line = ax.axhline if axis == "y" else ax.axvline
+    line(0, color="black", linewidth=0.8)
+    line(1, color="black", linewidth=0.8, linestyle="--")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(lambda v, _: f"{v:.0%}")
+
+
 def default_rows(report: dict, platform: str) -> list[dict]:
     """The results of one platform's default variants: what the bar figures draw."""
     return [r for r in report["results"] if r["platform"] == platform and r["default_variant"]]

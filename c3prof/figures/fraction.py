@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import grouped_bars, save, scenario_figure
+from c3prof.figures.common import fraction_marks, grouped_bars, save, scenario_figure
 
 CLIP = (-0.5, 1.5)
 
@@ -24,9 +24,7 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
             if r["ideal_speedup"] is not None and r["ideal_speedup"] < min_gain}
     ax = fig.add_subplot()
     grouped_bars(ax, rows, "fraction_of_ideal", "fraction_ci", scen, strategies, classes, clip=CLIP, skip=skip)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.axhline(1, color="black", linewidth=0.8, linestyle="--")
-    ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    fraction_marks(ax, "y")
     ax.set_ylabel("fraction of ideal speedup")
     conf = f"{report['settings']['confidence']:.0%}"
     ax.set_title(f"{platform}\nfraction of ideal, default variant per strategy ({conf} CI; x = no interval; "

@@ -30,8 +30,8 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
             continue
         x = [a["rate_gbps"] for a in pts]
         y = [a["slowdown"] for a in pts]
-        err = [[max(0.0, a["slowdown"] - (a["slowdown_ci"] or [a["slowdown"]] * 2)[0]) for a in pts],
-               [max(0.0, (a["slowdown_ci"] or [a["slowdown"]] * 2)[1] - a["slowdown"]) for a in pts]]
+        cis = [a["slowdown_ci"] or [a["slowdown"]] * 2 for a in pts]   # no interval: no error bar
+        err = [[max(0.0, v - ci[0]) for v, ci in zip(y, cis)], [max(0.0, ci[1] - v) for v, ci in zip(y, cis)]]
         ax.errorbar(x, y, yerr=err, fmt=LINK_STYLE.get(link, "o-"), color=colors[gemm], capsize=2, markersize=4,
                     label=f"{link}, {gemm.replace(' bf16', '')}")
     ax.axhline(1.0, color="black", linewidth=0.8)

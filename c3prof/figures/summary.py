@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from c3prof.figures.common import color, new_figure, save
+from c3prof.figures.common import color, fraction_marks, new_figure, save
 
 
 def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
@@ -35,9 +35,7 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
                         fontsize=7)
     ax.set_yticks(range(len(strategies)), strategies)
     ax.invert_yaxis()
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.axvline(1, color="black", linewidth=0.8, linestyle="--")
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    fraction_marks(ax, "x")
     ax.set_xlabel("mean fraction of ideal over scenarios")
     conf = f"{report['settings']['confidence']:.0%}"
     ax.set_title(f"{platform}\nmean fraction of ideal per strategy ({conf} CI; scenarios with ideal >= "

@@ -29,6 +29,11 @@ def _x(v, ci=None, digits=3) -> str:
     return s + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else " [-]")
 
 
+def _num(v, digits=2) -> str:
+    """A ratio without an interval (compact columns): 1.16; n/a for null."""
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
 def _pct(v, ci=None) -> str:
     if v is None:
         return "n/a"
@@ -89,10 +94,10 @@ def _compact_row(r: dict, first: bool) -> list[str]:
     flag = "!" if r.get("flags") else ""
     return [r["scenario"] if first else "", CLASS_SHORT.get(r["taxonomy"], r["taxonomy"]) if first else "",
             f"{r['strategy']}/{r['variant']}" + ("*" if r["default_variant"] else ""),
-            _x(r["ideal_speedup"], None, 2).replace(" [-]", ""),
-            _x(r["realized_speedup"], None, 2).replace(" [-]", ""),
+            _num(r["ideal_speedup"]),
+            _num(r["realized_speedup"]),
             _pct(r["fraction_of_ideal"], r["fraction_ci"]),
-            _x(r["gemm_slowdown"], None, 2).replace(" [-]", ""), _x(r["comm_slowdown"], None, 2).replace(" [-]", ""),
+            _num(r["gemm_slowdown"]), _num(r["comm_slowdown"]),
             flag]
 
 
@@ -195,7 +200,7 @@ def _falsification(con: Console, rep: dict) -> None:
         diff = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [-]")
         size = format_bytes(tr["bytes"]) if tr and isinstance(tr.get("bytes"), int) and tr["bytes"] > 0 else "?"
         t.add_row(f["gemm"]["label"].replace(" bf16", ""), f"{size} {f.get('link') or tr['op']}" if tr else "-",
-                  _x(f["slowdown"], None, 2).replace(" [-]", ""), _x(f["sm_slowdown"], None, 2).replace(" [-]", ""),
+                  _num(f["slowdown"]), _num(f["sm_slowdown"]),
                   diff, "-" if f["overlap_fraction"] is None else f"{f['overlap_fraction']:.0%}",
                   Text(f["verdict"], style=VERDICT_STYLE.get(f["verdict"], "")))
     con.print(t)

@@ -91,10 +91,10 @@ class TransferBuffers:
     @staticmethod
     def bytes_needed(link: str, nbytes: int) -> tuple[int, int]:
         """(device bytes, pinned host bytes) the buffers of one scenario take."""
+        # Per direction: reference, poison and the device side (destination, source or scratch) on the
+        # device; the pinned host side of a PCIe direction on the host.
         dirs = DIRECTIONS[link]
-        device = sum({"h2d": 3, "d2h": 3, "d2d": 3}[d] for d in dirs) * nbytes
-        host = sum({"h2d": 1, "d2h": 1, "d2d": 0}[d] for d in dirs) * nbytes
-        return device, host
+        return 3 * len(dirs) * nbytes, sum(d != "d2d" for d in dirs) * nbytes
 
 
 def _mismatch(torch, got, want) -> tuple[int, int | None]:

@@ -9,6 +9,11 @@
 # Each step gets STEP_TIMEOUT seconds (default 240).
 source "$(dirname "$0")/device_common.sh"
 
+# The interference study's controls and rate arms (beside the 64-row GEMM), and the arms whose counters
+# explain it (every direction, the copy sizes, a throttled copy engine, a rate-matched SM HBM copy, sleep).
+CONTROLS=mb64-sleep,mb64-h2d-256M,mb64-h2d-256M-1M,mb64-d2h-256M,mb64-h2d-1M-gap20us,mb64-h2d-1M-gap60us,mb64-h2d-1M-gap200us,mb64-h2d-1M-gap600us,mb64-hbm-allsm,mb64-hbm-1cta,mb64-hbm-2cta,mb64-hbm-4cta,mb64-hbm-8cta
+GRID=mb64-h2d-1copy,mb64-d2h-1copy,mb64-bidir-1copy,mb64-h2d-64K,mb64-h2d-1M-gap200us,mb64-hbm-2cta,mb64-sleep
+
 for s in "$@"; do
   case $s in
     build) step build python3 setup.py build_ext --inplace || exit 1 ;;
@@ -26,6 +31,10 @@ for s in "$@"; do
     capture-interference) step capture_interference python3 -m c3prof capture --suite interference --strategies base,dma --quiet --out "$OUT/h200_interference.jsonl" &&
            step report_interference python3 -m c3prof report "$OUT/h200_interference.jsonl" --quiet --figures "$OUT/figures_interference" --json "$OUT/report_interference.json" ;;
     counters-interference) step counters_interference env C3PROF_KEEP_NCU_CSV="$OUT/h200_interference_ncu_raw.csv" python3 -m c3prof capture --suite interference --only mb64-h2d-1copy,mb64-d2h-1copy --strategies base,dma --counters ncu,pmsampling --quiet --out "$OUT/h200_interference_counters.jsonl" ;;
+    capture-controls) step capture_controls python3 -m c3prof capture --suite interference --only "$CONTROLS" --strategies base,dma --quiet --out "$OUT/h200_interference_controls.jsonl" &&
+           step report_controls python3 -m c3prof report "$OUT/h200_interference_controls.jsonl" --quiet --json "$OUT/report_controls.json" ;;
+    counters-grid) step counters_grid env C3PROF_KEEP_NCU_CSV="$OUT/h200_interference_grid_ncu_raw.csv" python3 -m c3prof capture --suite interference --only "$GRID" --strategies base,dma --counters ncu --quiet --out "$OUT/h200_interference_grid_counters.jsonl" ;;
+    capture-heldout) step capture_heldout python3 -m c3prof capture --suite heldout --quiet --out "$OUT/h200_heldout.jsonl" ;;
     capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite default --only cb8k-h2d-64M,mb64-h2d-8M --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;

@@ -18,6 +18,11 @@ into copies of ``chunk`` bytes (KV-cache blocks, offloaded layers): strategies c
 carrier (SM copy kernel or copy engine) of those same bytes over that same link.
 
     comm = { op = "transfer", link = "pcie_d2h", bytes = "64MiB", chunk = "2MiB" }
+
+Two optional knobs of a transfer serve the interference study: ``ctas`` sets the SM carrier's CTA
+count (a rate-matched SM control), ``gap`` pauses between consecutive copies on either carrier (a
+throttled copy engine at a fixed copy size). ``op = "sleep"`` (with a ``duration``) is a control that
+moves no bytes.
 """
 
 from __future__ import annotations
@@ -32,11 +37,14 @@ from pathlib import Path
 
 from c3prof.errors import C3profError, ScenarioError
 from c3prof.inputs import SCENARIO_MAX_BYTES, check_input_file
-from c3prof.units import format_bytes, parse_bytes
+from c3prof.units import format_bytes, format_duration_us, parse_bytes, parse_duration_us
 
 # Element size in bytes of the GEMM dtypes c3prof runs.
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
-COMM_OPS = ("transfer", "all_gather", "all_to_all", "all_reduce")
+COMM_OPS = ("transfer", "all_gather", "all_to_all", "all_reduce", "sleep")
+# ``sleep`` is a control, not communication: one 1-CTA kernel spins for ``duration`` on the
+# communication stream and moves no bytes. Beside a GEMM it measures what concurrency alone costs
+# (a second stream, one SM taken), the baseline of the interference study.
 # Links a single-GPU transfer can cross. pcie_bidir moves ``bytes`` in each direction at once.
 LINKS = {
     "pcie_h2d": "pinned host memory -> device, over PCIe",
@@ -91,6 +99,9 @@ class CommSpec:
     bytes: int
     link: str | None = None
     chunk: int | None = None
+    ctas: int | None = None            # CTAs of the SM carrier (None: the link's default)
+    gap_us: float | None = None        # pause between consecutive copies (throttles the rate)
+    duration_us: float | None = None   # op = "sleep" only: how long the control kernel spins
 
     @property
     def chunks(self) -> int:
@@ -98,17 +109,26 @@ class CommSpec:
 
     @property
     def label(self) -> str:
+        if self.op == "sleep":
+            return f"sleep {format_duration_us(self.duration_us or 0)}"
         text = f"{self.op} {format_bytes(self.bytes)}"
         if self.link:
             text += f" {self.link}"
         if self.chunk and self.chunks > 1:
             text += f" ({self.chunks}x{format_bytes(self.chunk)})"
+        if self.gap_us:
+            text += f" gap {format_duration_us(self.gap_us)}"
+        if self.ctas:
+            text += f" {self.ctas} CTAs"
         return text
 
     def to_dict(self) -> dict:
         d: dict = {"op": self.op, "bytes": self.bytes}
         if self.link:
             d.update(link=self.link, chunk=self.chunk or self.bytes)
+        for key in ("ctas", "gap_us", "duration_us"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
         return d
 
 
@@ -251,10 +271,50 @@ def _parse_gemm(d, where: str) -> GemmSpec:
     return GemmSpec(m=m, n=n, k=k, dtype=dtype)
 
 
+def _parse_sleep(d, where: str) -> CommSpec:
+    """A sleep control: ``duration`` ('1ms') in scenario files, ``duration_us`` in traces (to_dict)."""
+    _no_unknown(d, {"op", "duration", "duration_us", "bytes"}, where)
+    if d.get("bytes", 0) != 0:
+        raise ScenarioError(f"{where}: op = \"sleep\" moves no bytes; give a 'duration', not 'bytes'")
+    try:
+        if "duration_us" in d and "duration" not in d:
+            us = d["duration_us"]
+            if isinstance(us, bool) or not isinstance(us, (int, float)) or not 0 < us <= 10e6:
+                raise ScenarioError(f"{where}.duration_us must be a number of microseconds up to 10 s, got {_short(us)}")
+            return CommSpec(op="sleep", bytes=0, duration_us=float(us))
+        if "duration" not in d:
+            raise ScenarioError(f"{where}: op = \"sleep\" needs a 'duration' (e.g. '1ms')")
+        return CommSpec(op="sleep", bytes=0, duration_us=parse_duration_us(d["duration"], f"{where}.duration"))
+    except C3profError as exc:
+        raise ScenarioError(str(exc)) from None
+
+
+def _parse_transfer_knobs(d, where: str) -> dict:
+    """The optional ``ctas`` (SM carrier's CTAs) and ``gap`` (pause between copies) of a transfer."""
+    out: dict = {}
+    if "ctas" in d:
+        out["ctas"] = _positive_int(d["ctas"], f"{where}.ctas")
+        if out["ctas"] > 4096:
+            raise ScenarioError(f"{where}.ctas: {out['ctas']} is more CTAs than a copy kernel runs (4096)")
+    if "gap" in d:
+        try:
+            out["gap_us"] = parse_duration_us(d["gap"], f"{where}.gap")
+        except C3profError as exc:
+            raise ScenarioError(str(exc)) from None
+    elif "gap_us" in d:    # a trace's scenario (to_dict)
+        us = d["gap_us"]
+        if isinstance(us, bool) or not isinstance(us, (int, float)) or not 0 < us <= 10e6:
+            raise ScenarioError(f"{where}.gap_us must be a number of microseconds up to 10 s, got {_short(us)}")
+        out["gap_us"] = float(us)
+    return out
+
+
 def _parse_comm(d, where: str, capture_rules: bool = True) -> CommSpec:
     d = _table(d, where)
-    _no_unknown(d, {"op", "bytes", "link", "chunk"}, where)
     op = _choice(d.get("op", "transfer"), COMM_OPS, f"{where}.op", "operation")
+    if op == "sleep":
+        return _parse_sleep(d, where)
+    _no_unknown(d, {"op", "bytes", "link", "chunk", "ctas", "gap", "gap_us"}, where)
     if "bytes" not in d:
         raise ScenarioError(f"{where}: missing 'bytes'")
     try:
@@ -265,8 +325,8 @@ def _parse_comm(d, where: str, capture_rules: bool = True) -> CommSpec:
     if nbytes > MAX_BYTES:
         raise ScenarioError(f"{where}.bytes: {nbytes} bytes is more than c3prof moves ({format_bytes(MAX_BYTES)})")
     if op != "transfer":
-        if "link" in d or "chunk" in d:
-            raise ScenarioError(f"{where}: 'link' and 'chunk' apply to op = \"transfer\" only")
+        if {"link", "chunk", "ctas", "gap", "gap_us"} & set(d):
+            raise ScenarioError(f"{where}: 'link', 'chunk', 'ctas' and 'gap' apply to op = \"transfer\" only")
         return CommSpec(op=op, bytes=nbytes)
     link = _choice(d.get("link", DEFAULT_LINK), LINKS, f"{where}.link", "link")
     chunk = chunk or nbytes
@@ -274,7 +334,7 @@ def _parse_comm(d, where: str, capture_rules: bool = True) -> CommSpec:
         raise ScenarioError(f"{where}.chunk: {format_bytes(chunk)} must divide bytes ({format_bytes(nbytes)})")
     if capture_rules and chunk % 16:
         raise ScenarioError(f"{where}.chunk: {chunk} bytes is not a multiple of 16 (copy kernels move 16-byte words)")
-    return CommSpec(op=op, bytes=nbytes, link=link, chunk=chunk)
+    return CommSpec(op=op, bytes=nbytes, link=link, chunk=chunk, **_parse_transfer_knobs(d, where))
 
 
 def _parse_weight(weight, where: str) -> float:
@@ -406,12 +466,18 @@ def dump_scenarios(scenarios: list[Scenario], description: str = "") -> str:
 
 
 def _comm_toml(c: CommSpec) -> str:
+    if c.op == "sleep":
+        return f'comm = {{ op = "sleep", duration = "{format_duration_us(c.duration_us or 0)}" }}'
     fields = [f'op = "{c.op}"']
     if c.link:
         fields.append(f'link = "{c.link}"')
     fields.append(f'bytes = "{format_bytes(c.bytes)}"')
     if c.chunk and c.chunks > 1:
         fields.append(f'chunk = "{format_bytes(c.chunk)}"')
+    if c.ctas:
+        fields.append(f"ctas = {c.ctas}")
+    if c.gap_us:
+        fields.append(f'gap = "{format_duration_us(c.gap_us)}"')
     return "comm = { " + ", ".join(fields) + " }"
 
 

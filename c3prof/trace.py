@@ -217,7 +217,7 @@ def _known_scenario_fields(d: dict) -> dict:
 
 
 _SCENARIO_FIELDS = {"name": (), "tags": (), "description": (), "weight": (),
-                    "gemm": ("m", "n", "k", "dtype"), "comm": ("op", "bytes")}
+                    "gemm": ("m", "n", "k", "dtype"), "comm": ("op", "bytes", "duration_us")}
 
 
 def _check_transfer_fields(comm: dict, where: str) -> None:

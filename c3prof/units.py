@@ -45,3 +45,24 @@ def format_bytes(n: int) -> str:
         if n >= scale and n % scale == 0:
             return f"{n // scale}{unit}"
     return f"{n}B"
+
+
+_DURATION_UNITS = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ns|us|ms|s)\s*$")
+
+
+def parse_duration_us(value, what="duration") -> float:
+    """'20us' -> 20.0, '1.5ms' -> 1500.0 (microseconds). The unit is required: a bare number is ambiguous."""
+    m = _DURATION.match(value) if isinstance(value, str) and len(value) <= 100 else None
+    if not m:
+        shown = repr(value) if not isinstance(value, str) or len(value) <= 40 else repr(value[:37] + "...")
+        raise C3profError(f"{what}: cannot read {shown} as a duration (e.g. '20us', '1.5ms')")
+    us = float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+    if not 0 < us <= 10e6:
+        raise C3profError(f"{what}: must be between 0 and 10 s, got {value!r}")
+    return us
+
+
+def format_duration_us(us: float) -> str:
+    """1500.0 -> '1.5ms', 20.0 -> '20us' (the shortest exact form parse_duration_us reads back)."""
+    return f"{us / 1e3:g}ms" if us >= 1e3 else f"{us:g}us"

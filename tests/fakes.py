@@ -69,11 +69,13 @@ class FakeTransport(FakeWork):
     name: str = "fake_transport"
     corrupt_next: bool = False
     poisoned: int = 0
+    moves_bytes: bool = True       # False: a sleep control (the runner must not validate it)
 
     def poison(self):
         self.poisoned += 1
 
     def validate(self, corrupt=False):
+        assert self.moves_bytes, "the runner validated a control that moves no bytes"
         bad = 1 if corrupt else 0
         return {"transport": self.name, "bytes_checked": 1024, "mismatched_bytes": bad,
                 "first_mismatch_offset": 341 if bad else None, "ok": bad == 0, "method": "fake"}
@@ -127,7 +129,7 @@ class FakeBench:
         if variant.name == self.fail_variant:
             raise FakeOOM("simulated out of memory")
         bench = self
-        transport = FakeTransport(self.comm_ms)
+        transport = FakeTransport(self.comm_ms, name=variant.transport, moves_bytes=variant.transport != "sm_sleep")
 
         bench.runs_started += 1
         seen: set[str] = set()

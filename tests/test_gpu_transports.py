@@ -63,3 +63,43 @@ def test_zero_copy_buffers_live_in_host_memory(torch):
     assert h2d.src.is_pinned() and not h2d.src.is_cuda and h2d.dst.is_cuda
     assert d2h.dst.is_pinned() and not d2h.dst.is_cuda and d2h.src.is_cuda
     assert rt.pointer_info(h2d.src.data_ptr())["type"] == "host"
+
+
+def _timed_ms(torch, stream, launch) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(stream.torch)
+    launch()
+    end.record(stream.torch)
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+@pytest.mark.parametrize("link", ["pcie_h2d", "pcie_bidir"])
+@pytest.mark.parametrize("carrier", ["sm", "copy_engine"])
+def test_a_gap_between_copies_slows_the_transfer_and_keeps_it_byte_exact(torch, stream, link, carrier):
+    """The interference study's throttle: 8 copies of 1 MiB with a 200 us pause between them take at
+    least 7 pauses longer than back to back, and still move every byte."""
+    from c3prof.backends.cuda.transports import TransferBuffers, make_transport, transport_for
+
+    buffers = TransferBuffers(torch, link, 8 * 2**20, seed=5)
+    name = transport_for(link, carrier)
+    plain = make_transport(torch, name, buffers, ctas=16, chunk=2**20)
+    gapped = make_transport(torch, name, buffers, ctas=16, chunk=2**20, gap_us=200.0)
+    times = {}
+    for label, t in (("plain", plain), ("gapped", gapped)):
+        t.launch(stream, 0)                       # warm-up (kernel compile, first-touch)
+        t.poison()
+        times[label] = _timed_ms(torch, stream, lambda t=t: t.launch(stream, 1))
+        assert t.validate()["ok"]
+    assert times["gapped"] > times["plain"] + 7 * 0.2 * 0.5, times   # the spin clock is only roughly 2 GHz
+
+
+def test_the_sleep_control_spins_for_about_its_duration(torch, stream):
+    from c3prof.backends.cuda.transports import SleepTransport
+
+    t = SleepTransport(torch, 2000.0)
+    t.launch(stream, 0)
+    ms = _timed_ms(torch, stream, lambda: t.launch(stream, 1))
+    assert 1.0 < ms < 4.0, ms
+    with pytest.raises(RuntimeError, match="moves no bytes"):
+        t.validate()

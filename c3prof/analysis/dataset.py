@@ -103,7 +103,10 @@ class MergedRun:
         for value in (self.params.get("link"), self.scenario.get("comm", {}).get("link")):
             if isinstance(value, str) and value:
                 return value
-        if self.scenario.get("comm", {}).get("op", "transfer") != "transfer":
+        op = self.scenario.get("comm", {}).get("op", "transfer")
+        if op == "sleep":   # the concurrency-alone control crosses no link
+            return "none"
+        if op != "transfer":
             return "collective"
         return LEGACY_TRANSPORT_LINKS.get(self.transport or "", "unknown")
 

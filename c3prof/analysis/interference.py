@@ -9,7 +9,19 @@ evidence) it takes
 - the response: the GEMM slowdown beside it (median concurrent gemm_ms / median gemm alone), with
   its interval, and the paired difference to the SM carrier of the same bytes over the same link;
 
-and groups the arms by link (direction) and GEMM shape. Per group, the **threshold** is bracketed by
+and groups the arms by link (direction) and GEMM shape. A ``gap`` between copies throttles the rate at a
+fixed copy size, so rate and copy size can be told apart.
+
+**Controls** are base runs that isolate one shared resource each, with the same GEMM slowdown and
+interval:
+
+- ``sleep``: a 1-CTA spin kernel on the other stream (op = "sleep"): concurrency alone;
+- ``sm_device_copy``: an SM copy kernel inside HBM (link ``hbm``): SM-issued HBM reads and writes,
+  at all SMs (the contention ceiling) or CTA-limited to a copy engine's byte rate (the HBM write
+  path without PCIe or a copy engine).
+
+The SM carrier of the same bytes over the same PCIe link is the paired control of every arm
+(``dma_minus_sm``). Per group, the **threshold** is bracketed by
 two measured doses: the highest rate at which the slowdown's interval lies below 1 + tolerance (no
 interference shown) and the lowest rate at which its lower bound lies above (interference shown).
 Doses are discrete (set by the copy size), so the threshold is this bracket, not a fitted number; a
@@ -40,6 +52,7 @@ class Arm:
     dma_minus_sm: float | None
     dma_minus_sm_ci: list[float] | None
     overlap: float | None
+    gap_us: float | None = None     # pause between copies (None: back to back)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -63,10 +76,32 @@ def arms(group: Group, metrics: list[RunMetrics], confidence: float) -> list[Arm
         nbytes = int(comm.get("bytes", 0))
         chunk = int(comm.get("chunk") or nbytes)
         out.append(Arm(scenario=run.name, link=run.link, gemm=gemm_json(run)["label"], chunk=chunk,
-                       copies=max(1, nbytes // max(chunk, 1)), rate_gbps=_bytes_moved(run) / m.medians["T_c"] / 1e6,
+                       copies=max(1, nbytes // max(chunk, 1)), gap_us=comm.get("gap_us"), rate_gbps=_bytes_moved(run) / m.medians["T_c"] / 1e6,
                        slowdown=m.gemm_slowdown.value, slowdown_ci=m.gemm_slowdown.ci_list,
                        dma_minus_sm=diff.value if diff else None, dma_minus_sm_ci=diff.ci_list if diff else None,
                        overlap=m.overlap.value))
+    return out
+
+
+CONTROL_KINDS = {"none": "sleep", "hbm": "sm_device_copy"}
+
+
+def controls(metrics: list[RunMetrics]) -> list[dict]:
+    """GEMM slowdown beside each control (base runs of sleep scenarios and of SM device copies)."""
+    out = []
+    for m in metrics:
+        run = m.run
+        kind = CONTROL_KINDS.get(run.link)
+        if run.strategy != "base" or kind is None or not m.medians.get("T_c"):
+            continue
+        comm = run.scenario.get("comm", {})
+        nbytes = int(comm.get("bytes", 0))
+        out.append({"scenario": run.name, "kind": kind, "gemm": gemm_json(run)["label"],
+                    "ctas": run.params.get("comm_ctas"), "duration_us": comm.get("duration_us"),
+                    # A device copy reads and writes each byte: its HBM write rate is bytes / T_c.
+                    "hbm_write_gbps": nbytes / m.medians["T_c"] / 1e6 if nbytes else 0.0,
+                    "t_c_ms": m.medians["T_c"], "slowdown": m.gemm_slowdown.value,
+                    "slowdown_ci": m.gemm_slowdown.ci_list, "overlap": m.overlap.value})
     return out
 
 
@@ -103,7 +138,7 @@ def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSetti
         ga.sort(key=lambda a: a.rate_gbps)
         thresholds.append({"link": link, "gemm": gemm, "arms": len(ga), **_bracket(ga, limit)})
     return {"platform": group.key, "limit": limit, "arms": [a.to_json() for a in all_arms],
-            "thresholds": thresholds,
+            "controls": controls(metrics) if all_arms else [], "thresholds": thresholds,
             "rule": (f"dose = bytes moved / median copy-engine time alone; response = GEMM slowdown with its "
                      f"interval; threshold bracketed by the highest rate whose slowdown CI lies below {limit:g} "
                      f"and the lowest whose CI lower bound lies above it (per link and GEMM)")}

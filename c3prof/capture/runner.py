@@ -92,7 +92,9 @@ class Runner:
         if self.options.evidence:
             seen = {e["transport"] for e in self.existing.engine_evidence} if self.existing else set()
             # Copy-engine transports first: a GPM window right after heavy SM work can still show it.
-            ordered = sorted(plans, key=lambda p: getattr(p.variant, "carrier", None) != "copy_engine")
+            # A sleep control moves no bytes: no engine to ask about.
+            ordered = sorted((p for p in plans if p.scenario.comm.op != "sleep"),
+                             key=lambda p: getattr(p.variant, "carrier", None) != "copy_engine")
             for t in dict.fromkeys(p.variant.transport for p in ordered):
                 if t not in seen:
                     self.progress.note(f"measuring which engine carries {t}")
@@ -178,7 +180,7 @@ class Runner:
     def _units(self, plan: RunPlan, missing: list[str], variant, checks: dict) -> list[Unit]:
         units = []
         for phase in missing:
-            if phase == "gemm":
+            if phase == "gemm" or not getattr(variant.transport, "moves_bytes", True):
                 units.append(Unit(plan.id, variant.timer, phase))
                 continue
             checks[(plan.id, phase)] = []
@@ -212,7 +214,7 @@ class Runner:
                 self.writer.write(_phase_record(plan, phase, variant.params, result))
                 self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
                 self.summary.phases_measured += 1
-                if phase != "gemm":
+                if (plan.id, phase) in checks:    # transfers; not the GEMM, nor a sleep control
                     self._validation(plan, phase, checks[(plan.id, phase)])
             if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
                 for phase in missing:

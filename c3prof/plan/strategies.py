@@ -27,6 +27,10 @@ from c3prof.scenarios import Scenario
 
 # The carrier each strategy asks for; TRANSPORTS (plan/model.py) names the transport per link.
 CARRIER = {"base": "sm", "sp": "sm", "rp": "sm", "dma": "copy_engine", "dma+rp": "copy_engine"}
+SINGLE_GPU_OPS = ("transfer", "sleep")
+# A sleep control (op = "sleep") runs once, as base: a 1-CTA spin kernel on a default-priority stream.
+# Other strategies do not apply (no bytes to carry, nothing to partition), so none is planned.
+SLEEP_CONTROL = Variant("base", "default", "sm_sleep", carrier="sm")
 # CTA counts of the CTA-limited SM copy beside an unpartitioned GEMM (rp), per link, unless given.
 RP_COMM_CTAS = {"pcie_h2d": (8,), "pcie_d2h": (8,), "pcie_bidir": (8,), "hbm": (32,)}
 
@@ -65,13 +69,15 @@ def plan_runs(scenarios: list[Scenario], strategies: tuple[str, ...], opts: Plan
     """Every (scenario, variant) to capture, scenario-major so a scenario's buffers are reused and its
     runs are measured interleaved; base first (every other strategy's reference in the report)."""
     for s in scenarios:
-        if s.comm.op != "transfer" and not opts.distributed:
+        if s.comm.op not in SINGLE_GPU_OPS and not opts.distributed:
             raise C3profError(f"scenario {s.name!r}: {s.comm.op} needs a multi-GPU capture: "
                               f"`torchrun --nproc-per-node N -m c3prof capture ...` or `c3prof capture --gpus N ...` "
                               f"(single-GPU capture runs 'transfer' scenarios)")
     plans = []
     for s in scenarios:
-        if s.comm.op == "transfer":
+        if s.comm.op == "sleep":
+            variants = [SLEEP_CONTROL] if "base" in strategies else []
+        elif s.comm.op == "transfer":
             variants = base_first([v for st in strategies for v in variants_for(st, opts, s.comm.link or "pcie_h2d")])
         else:
             variants = collective_variants_for(s.comm.op, strategies, opts)

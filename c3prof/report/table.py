@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from c3prof.units import format_bytes
+from c3prof.units import format_bytes, format_duration_us
 
 VERDICT_STYLE = {"holds": "bold green", "refuted": "bold red", "inconclusive": "yellow",
                  "not enough data": "dim"}
@@ -221,13 +221,30 @@ def _interference(con: Console, rep: dict) -> None:
             t.add_column(col, no_wrap=True)
         for a in sorted(d["arms"], key=lambda a: (a["link"], a["gemm"], a["rate_gbps"])):
             diff, ci = a["dma_minus_sm"], a["dma_minus_sm_ci"]
-            t.add_row(a["link"], a["gemm"].replace(" bf16", ""), f"{a['copies']}x{format_bytes(a['chunk'])}",
+            copies = f"{a['copies']}x{format_bytes(a['chunk'])}"
+            if a.get("gap_us"):
+                copies += f" +{format_duration_us(a['gap_us'])}"
+            t.add_row(a["link"], a["gemm"].replace(" bf16", ""), copies,
                       f"{a['rate_gbps']:.1f}", _x(a["slowdown"], a["slowdown_ci"]),
                       "n/a" if diff is None else f"{diff:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""))
         con.print(t)
+        _controls(con, d)
         for th in d["thresholds"]:
             con.print(f"  {th['link']} beside {th['gemm']}: {th['text']}")
         con.print(f"[dim]Rule: {d['rule']}[/]")
+
+
+def _controls(con: Console, d: dict) -> None:
+    if not d.get("controls"):
+        return
+    t = _table("Controls beside the same GEMMs (base runs, no copy engine)")
+    for col in ("control", "GEMM", "CTAs", "HBM write GB/s", "GEMM slowdown"):
+        t.add_column(col, no_wrap=True)
+    for c in sorted(d["controls"], key=lambda c: (c["kind"], c["gemm"], c["hbm_write_gbps"])):
+        label = c["kind"] + (f" {format_duration_us(c['duration_us'])}" if c.get("duration_us") else "")
+        t.add_row(label, c["gemm"].replace(" bf16", ""), str(c.get("ctas") or "-"), f"{c['hbm_write_gbps']:.1f}",
+                  _x(c["slowdown"], c["slowdown_ci"]))
+    con.print(t)
 
 
 def _sweeps(con: Console, rep: dict) -> None:

@@ -23,7 +23,8 @@ from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.nvml import Nvml
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
-from c3prof.backends.cuda.transports import LINK_OF, TransferBuffers, default_sm_ctas, make_transport
+from c3prof.backends.cuda.transports import (LINK_OF, SleepTransport, TransferBuffers, default_sm_ctas,
+                                             make_transport)
 from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
 from c3prof.trace import counters_record
@@ -39,7 +40,7 @@ GPM_PHASE_METRICS = {"SM_UTIL": "%", "SM_OCCUPANCY": "%", "DRAM_BW_UTIL": "%", "
 class ScenarioSetup:
     scenario: Scenario
     gemm: TorchGemm
-    buffers: TransferBuffers
+    buffers: TransferBuffers | None     # None for a sleep control (no bytes)
 
     def close(self):
         self.gemm.close()
@@ -111,7 +112,8 @@ class CudaBench:
 
     def check_fits(self, scenario: Scenario, transports=()) -> None:
         n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
-        comm_device, host = TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
+        comm_device, host = (0, 0) if scenario.comm.op == "sleep" else \
+            TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
         device_bytes = n_sets * set_bytes(scenario.gemm) + comm_device
         free_b, _ = rt.mem_get_info()
         dev.check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
@@ -120,7 +122,8 @@ class CudaBench:
 
     def open_scenario(self, scenario: Scenario) -> ScenarioSetup:
         gemm = TorchGemm(self.torch, scenario.gemm, input_sets(scenario.gemm, self.props["l2_bytes"]), seed=self.seed)
-        buffers = TransferBuffers(self.torch, scenario.comm.link or "pcie_h2d", scenario.comm.bytes, seed=self.seed + 1)
+        buffers = None if scenario.comm.op == "sleep" else \
+            TransferBuffers(self.torch, scenario.comm.link or "pcie_h2d", scenario.comm.bytes, seed=self.seed + 1)
         self.torch.cuda.synchronize()
         return ScenarioSetup(scenario, gemm, buffers)
 
@@ -138,19 +141,27 @@ class CudaBench:
         else:
             gemm_stream = make_stream(torch, v.gemm_priority, "gemm")
             comm_stream = make_stream(torch, v.comm_priority, "comm")
-        ctas = None
-        if v.carrier == "sm":
-            ctas = v.comm_ctas or default_sm_ctas(setup.buffers.link, comm_stream.sms or self.sm_count)
-            params["comm_ctas"] = ctas
-        chunk = setup.scenario.comm.chunk
-        params["chunk"] = chunk
-        transport = make_transport(torch, v.transport, setup.buffers, ctas=ctas, chunk=chunk,
-                                   priority=v.comm_priority)
+        transport = self._transport(setup, v, comm_stream, params)
         timer = self.make_timer(setup.gemm, transport, gemm_stream, comm_stream, v.order,
                                 make_pool=DeviceEventPool, gate=self.gate)
         # Streams must outlive the timer's queued work; keep them referenced until close().
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)
+
+    def _transport(self, setup: ScenarioSetup, v: Variant, comm_stream, params: dict):
+        """The variant's transport; ``params`` (the trace's record of the run) gets what it chose."""
+        comm = setup.scenario.comm
+        if comm.op == "sleep":
+            params.update(comm_ctas=1, duration_us=comm.duration_us)
+            return SleepTransport(self.torch, comm.duration_us)
+        ctas = None
+        if v.carrier == "sm":
+            # The variant's CTA sweep (rp) first, then the scenario's own count, then the link's default.
+            ctas = v.comm_ctas or comm.ctas or default_sm_ctas(setup.buffers.link, comm_stream.sms or self.sm_count)
+            params["comm_ctas"] = ctas
+        params.update(chunk=comm.chunk, gap_us=comm.gap_us)
+        return make_transport(self.torch, v.transport, setup.buffers, ctas=ctas, chunk=comm.chunk,
+                              priority=v.comm_priority, gap_us=comm.gap_us)
 
     def gpm_phase_record(self, setup: VariantSetup, phase: str, median_ms: float, run: str,
                          window_s: float = 0.2) -> tuple[dict | None, str | None]:

@@ -33,6 +33,12 @@ METRICS = {
     "nvlrx__bytes.sum": ("nvlink_rx_bytes", "byte"),
     "nvltx__bytes.sum": ("nvlink_tx_bytes", "byte"),
     "gpu__time_duration.sum": ("gpu__time_duration", "ns"),
+    # L2 hit rate of the SMs' loads (during a copy-engine transfer the SM-issued loads are the
+    # GEMM's): does copy-engine traffic evict the GEMM's reused operands?
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum": ("l2_sm_read_hit_sectors", "sector"),
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum": ("l2_sm_read_miss_sectors", "sector"),
+    # Writes arriving at L2 from every source (copy engine, host, SMs).
+    "lts__t_sectors_op_write.sum": ("l2_write_sectors", "sector"),
 }
 # The smallest set the falsification experiments need; used when the full set is refused.
 ESSENTIAL = ["lts__t_sectors.sum", "lts__t_sectors_srcunit_tex.sum", "dram__bytes_read.sum",
@@ -193,4 +199,7 @@ def derived(metrics: dict) -> dict:
         out["sm_active_share"] = v["sm__cycles_active_avg"] / v["sm__cycles_elapsed_avg"]
     if "dram__bytes_read" in v and "dram__bytes_write" in v:
         out["dram_bytes"] = v["dram__bytes_read"] + v["dram__bytes_write"]
+    looked_up = v.get("l2_sm_read_hit_sectors", 0) + v.get("l2_sm_read_miss_sectors", 0)
+    if "l2_sm_read_hit_sectors" in v and looked_up > 0:
+        out["l2_sm_read_hit_rate"] = v["l2_sm_read_hit_sectors"] / looked_up
     return out

@@ -28,6 +28,13 @@ def make_stream(torch, priority: int = 0, label: str = "", handle: int | None = 
     return DeviceStream(dma=s, torch=torch.cuda.ExternalStream(s.handle), sms=sms, label=label)
 
 
+def spin(torch, torch_stream, us: float) -> None:
+    """Enqueue a 1-thread spin kernel of about ``us`` microseconds on ``torch_stream`` (the clock
+    rate converts cycles to time only roughly: what a phase took is measured, never assumed)."""
+    with torch.cuda.stream(torch_stream):
+        torch.cuda._sleep(max(1, int(us * _CYCLES_PER_MS / 1e3)))
+
+
 class Gate:
     """The pre-batch GPU sleep (see capture/phases.py): long enough for the host to enqueue a batch.
 
@@ -48,8 +55,7 @@ class Gate:
         ms = min(50.0, max(0.2, 2.0 * self.ms_per_rep.get(key, 0.2) * reps))
         if self.agree is not None:
             ms = self.agree(ms)
-        with self.torch.cuda.stream(stream.torch):
-            self.torch.cuda._sleep(int(ms * _CYCLES_PER_MS))
+        spin(self.torch, stream.torch, ms * 1e3)
 
     def observe(self, host_ms: float, reps: int, key=None) -> None:
         if reps > 0:

@@ -14,7 +14,12 @@ A scenario's transfer names its link (c3prof.scenarios.LINKS); a strategy choose
                                                               dma "not applicable" on this link
 
 Every carrier moves the transfer in copies of ``chunk`` bytes (one kernel launch or one
-cudaMemcpyAsync per chunk and direction), so latency-bound transfers keep their per-copy cost.
+cudaMemcpyAsync per chunk and direction), so latency-bound transfers keep their per-copy cost. A
+``gap`` puts a 1-thread spin kernel between consecutive copies on the carrier's stream: the copy size
+stays fixed while the byte rate falls (the interference study's throttled copy engine).
+
+``sm_sleep`` (a scenario with op = "sleep") is the study's concurrency-alone control: one 1-CTA spin
+kernel on the communication stream, no bytes moved, so nothing to validate.
 
 Validation is byte-exact: each source holds random bytes and a reference copy of them sits beside the
 destination; before a phase the destination is poisoned with the bitwise complement of the reference,
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 
 from c3prof.backends.cuda import runtime as _dma
 from c3prof.backends.cuda.copy_kernel import launch_copy
+from c3prof.backends.cuda.streams import spin
 from c3prof.plan.model import TRANSPORTS
 
 COMPARE_CHUNK = 256 * 2**20
@@ -114,14 +120,26 @@ class Transport:
     name = ""
     expected_carrier = ""
 
-    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None):
+    moves_bytes = True
+
+    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None, gap_us: float | None = None):
         self.torch = torch
         self.buf = buffers
         self.nbytes = buffers.nbytes
         self.link = buffers.link
         self.chunk = chunk or buffers.nbytes
+        self.gap_us = gap_us or 0.0
         if self.nbytes % self.chunk:
             raise ValueError(f"chunk {self.chunk} does not divide {self.nbytes} bytes")
+
+    @property
+    def copies(self) -> int:
+        return self.nbytes // self.chunk
+
+    def pause(self, stream, i: int) -> None:
+        """The gap after copy ``i`` (none after the last: the transfer ends with its last byte)."""
+        if self.gap_us and i < self.copies - 1:
+            spin(self.torch, stream, self.gap_us)
 
     def chunks(self, t) -> list:
         return [t[i:i + self.chunk] for i in range(0, self.nbytes, self.chunk)]
@@ -164,8 +182,9 @@ class SmTransport(Transport):
 
     expected_carrier = "sm"
 
-    def __init__(self, torch, buffers: TransferBuffers, ctas: int, chunk: int | None = None):
-        super().__init__(torch, buffers, chunk)
+    def __init__(self, torch, buffers: TransferBuffers, ctas: int, chunk: int | None = None,
+                 gap_us: float | None = None):
+        super().__init__(torch, buffers, chunk, gap_us)
         self.name = transport_for(buffers.link, "sm")
         if ctas < len(buffers.pairs):
             raise ValueError(f"{self.name} needs at least {len(buffers.pairs)} CTAs, got {ctas}")
@@ -173,8 +192,9 @@ class SmTransport(Transport):
         self.segments = [list(zip(self.chunks(p.src), self.chunks(p.dst))) for p in buffers.pairs]
 
     def launch(self, stream, rep: int) -> None:
-        for i in range(self.nbytes // self.chunk):
+        for i in range(self.copies):
             launch_copy(self.torch, [seg[i] for seg in self.segments], self.ctas, stream)
+            self.pause(stream.torch, i)
 
 
 class CopyEngineTransport(Transport):
@@ -183,36 +203,69 @@ class CopyEngineTransport(Transport):
 
     expected_carrier = "copy_engine"
 
-    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None, priority: int = 0):
-        super().__init__(torch, buffers, chunk)
+    def __init__(self, torch, buffers: TransferBuffers, chunk: int | None = None, priority: int = 0,
+                 gap_us: float | None = None):
+        super().__init__(torch, buffers, chunk, gap_us)
         self.name = transport_for(buffers.link, "copy_engine")
-        self.batches = []
-        for p in buffers.pairs:
-            dst, src = self.chunks(p.dst), self.chunks(p.src)
-            self.batches.append(_dma.CopyBatch([d.data_ptr() for d in dst], [s.data_ptr() for s in src],
-                                               [self.chunk] * len(dst)))
+        # Per direction, the copies to enqueue between gaps: one batch of all chunks without a gap,
+        # one single-copy batch per chunk with one.
+        self.batches = [self._batches(p) for p in buffers.pairs]
         self.aux = _dma.Stream(priority=priority) if len(self.batches) > 1 else None
+        self.aux_torch = torch.cuda.ExternalStream(self.aux.handle) if self.aux else None
         self.fork = _dma.Event(timing=False) if self.aux else None
         self.join = _dma.Event(timing=False) if self.aux else None
 
+    def _batches(self, p: Pair) -> list:
+        dst, src = [d.data_ptr() for d in self.chunks(p.dst)], [s.data_ptr() for s in self.chunks(p.src)]
+        if not self.gap_us:
+            return [_dma.CopyBatch(dst, src, [self.chunk] * len(dst))]
+        return [_dma.CopyBatch([d], [s], [self.chunk]) for d, s in zip(dst, src)]
+
+    def _enqueue(self, batches: list, dma_stream, torch_stream) -> None:
+        for i, batch in enumerate(batches):
+            batch.enqueue(dma_stream)
+            if len(batches) > 1:
+                self.pause(torch_stream, i)
+
     def launch(self, stream, rep: int) -> None:
         if self.aux is None:
-            self.batches[0].enqueue(stream.dma)
+            self._enqueue(self.batches[0], stream.dma, stream.torch)
             return
         self.fork.record(stream.dma)
         self.aux.wait(self.fork)
-        self.batches[0].enqueue(stream.dma)
-        self.batches[1].enqueue(self.aux)
+        self._enqueue(self.batches[0], stream.dma, stream.torch)
+        self._enqueue(self.batches[1], self.aux, self.aux_torch)
         self.join.record(self.aux)
         stream.dma.wait(self.join)
 
 
+class SleepTransport:
+    """The concurrency-alone control (op = "sleep"): one 1-CTA spin kernel, no bytes moved."""
+
+    name = "sm_sleep"
+    expected_carrier = "sm"
+    moves_bytes = False
+
+    def __init__(self, torch, duration_us: float):
+        self.torch = torch
+        self.duration_us = duration_us
+
+    def launch(self, stream, rep: int) -> None:
+        spin(self.torch, stream.torch, self.duration_us)
+
+    def poison(self) -> None:
+        """Nothing to overwrite: the control has no destination."""
+
+    def validate(self, corrupt: bool = False) -> dict:
+        raise RuntimeError("sm_sleep moves no bytes: the runner does not validate it")
+
+
 def make_transport(torch, name: str, buffers: TransferBuffers, ctas: int | None = None,
-                   chunk: int | None = None, priority: int = 0) -> Transport:
+                   chunk: int | None = None, priority: int = 0, gap_us: float | None = None) -> Transport:
     if LINK_OF.get(name) != buffers.link:
         raise ValueError(f"transport {name!r} does not move bytes over link {buffers.link!r}")
     if CARRIER_OF[name] == "sm":
         if not ctas or ctas <= 0:
             raise ValueError(f"{name} needs a positive CTA count")
-        return SmTransport(torch, buffers, ctas, chunk)
-    return CopyEngineTransport(torch, buffers, chunk, priority)
+        return SmTransport(torch, buffers, ctas, chunk, gap_us)
+    return CopyEngineTransport(torch, buffers, chunk, priority, gap_us)

@@ -439,6 +439,9 @@ class Trace:
     runs: dict[str, Run] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
     ends: list[dict] = field(default_factory=list)
+    # validation/counters records of a run with no phase record (c3prof 0.1.0 profiled runs it had
+    # reported not applicable): kept, not attached to any run, and named in the report's notes.
+    orphans: list[dict] = field(default_factory=list)
 
     @property
     def machine(self) -> dict:
@@ -594,7 +597,9 @@ def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
                 trace.errors.append(rec)
             if rid is None or rid not in trace.runs:
                 if kind != "error":
-                    raise _fail(path, lineno, f"{kind} record for unknown run {rid!r}")
+                    if not isinstance(rid, str):
+                        raise _fail(path, lineno, f"{kind} record without a run id")
+                    trace.orphans.append(rec)
                 continue
             getattr(trace.runs[rid], {"validation": "validations", "counters": "counters",
                                       "error": "errors"}[kind]).append(rec)

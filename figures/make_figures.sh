@@ -15,6 +15,10 @@ $C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figures fig
     --json figures/interference_counters/report.json --timeline-run mb64-h2d-1copy/dma/default
 # A real PyTorch profiler trace through ingest.
 $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest/figures
+# The interference study's controls, rate arms and Nsight Compute grid (two captures reported together):
+# dose-response against the rate during the GEMM, the controls, and the mechanism (DRAM reads/writes, L2 hits).
+$C3PROF report tests/data/h200_interference_controls.jsonl tests/data/h200_interference_grid_counters.jsonl --quiet \
+    --figures figures/interference_controls --json figures/interference_controls/report.json
 # Two H200s (nvidia-h200-x2): FSDP all-gather and expert-parallel all-to-all beside their GEMMs, NCCL SM vs
 # copy engines; the two rank traces combine by the maximum over ranks per repetition.
 $C3PROF report tests/data/h200x2_llama70b.rank0.jsonl tests/data/h200x2_llama70b.rank1.jsonl --quiet \

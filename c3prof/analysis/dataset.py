@@ -380,6 +380,10 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
         g.evidence.extend(trace.engine_evidence)
         g.counter_sources.extend(trace.counter_sources)
         g.errors.extend(dict(e, _trace=label) for e in trace.errors)
+        if trace.orphans:
+            runs = sorted({o["run"] for o in trace.orphans})
+            notes.append(f"{label}: {len(trace.orphans)} counters/validation records name runs without timed phases "
+                         f"({', '.join(runs[:3])}{' ...' if len(runs) > 3 else ''}); ignored")
     for rid, (r, phases) in _source_phases(src, notes).items():
         run = g.runs.get(rid)
         if run is None:

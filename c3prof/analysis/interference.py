@@ -4,8 +4,12 @@ The falsification section asks, per transfer, whether a copy-engine (DMA) transf
 This analysis asks at what dose it starts to: for every ``dma`` run carried by copy engines (engine
 evidence) it takes
 
-- the dose: the copy engines' byte rate, bytes moved (all directions) / median T_c of the dma run
-  alone, in GB/s;
+- the dose: the copy engines' byte rate *while the GEMM runs* (``window_rate_gbps``): the bytes
+  the copies move inside the GEMM's concurrent interval over its length. It is modelled from the
+  schedule, not counted: each copy takes (T_c - gaps) / copies of the transfer's median time alone,
+  copies follow each other after ``gap``, and the transfer starts at its median offset from the
+  GEMM's start. A throttled transfer's average rate (``rate_gbps``, bytes / T_c) understates what
+  the GEMM meets: a GEMM of 0.13 ms beside 1 MiB copies every 0.2 ms always overlaps the first one.
 - the response: the GEMM slowdown beside it (median concurrent gemm_ms / median gemm alone), with
   its interval, and the paired difference to the SM carrier of the same bytes over the same link;
 
@@ -32,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from c3prof.analysis.dataset import Group
 from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_difference
 from c3prof.analysis.speedup import RunMetrics
@@ -53,6 +59,7 @@ class Arm:
     dma_minus_sm_ci: list[float] | None
     overlap: float | None
     gap_us: float | None = None     # pause between copies (None: back to back)
+    window_rate_gbps: float | None = None   # the dose: copy-engine bytes/s during the GEMM (modelled)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -61,6 +68,31 @@ class Arm:
 def _bytes_moved(run) -> int:
     comm = run.scenario.get("comm", {})
     return int(comm.get("bytes", 0)) * (2 if run.link == "pcie_bidir" else 1)
+
+
+def window_bytes(nbytes: int, chunk: int, gap_ms: float, t_c_ms: float, window_ms: float,
+                 offset_ms: float = 0.0) -> float:
+    """Bytes the copies move inside the GEMM's interval [0, window_ms] (one direction).
+
+    The transfer's copies each last (t_c - (copies - 1) * gap) / copies and follow each other after
+    ``gap``, starting ``offset_ms`` after the GEMM; each contributes in proportion to its overlap.
+    """
+    copies = max(1, nbytes // max(chunk, 1))
+    t_copy = max((t_c_ms - (copies - 1) * gap_ms) / copies, 1e-9)
+    starts = offset_ms + np.arange(copies) * (t_copy + gap_ms)
+    overlap = np.clip(np.minimum(starts + t_copy, window_ms) - np.maximum(starts, 0.0), 0.0, None)
+    return float(chunk * overlap.sum() / t_copy)
+
+
+def _window_rate(m: RunMetrics, nbytes: int, chunk: int, gap_us: float | None) -> float | None:
+    window, t_c = m.medians.get("T_g_cc"), m.medians.get("T_c")
+    if not window or not t_c:
+        return None
+    gs, cs = m.run.series("concurrent", "gemm_start_ms"), m.run.series("concurrent", "comm_start_ms")
+    offset = float(np.median(cs - gs)) if gs is not None and cs is not None and gs.size == cs.size else 0.0
+    directions = 2 if m.run.link == "pcie_bidir" else 1
+    moved = directions * window_bytes(nbytes, chunk, (gap_us or 0.0) / 1e3, t_c, window, offset)
+    return moved / window / 1e6
 
 
 def arms(group: Group, metrics: list[RunMetrics], confidence: float) -> list[Arm]:
@@ -79,7 +111,8 @@ def arms(group: Group, metrics: list[RunMetrics], confidence: float) -> list[Arm
                        copies=max(1, nbytes // max(chunk, 1)), gap_us=comm.get("gap_us"), rate_gbps=_bytes_moved(run) / m.medians["T_c"] / 1e6,
                        slowdown=m.gemm_slowdown.value, slowdown_ci=m.gemm_slowdown.ci_list,
                        dma_minus_sm=diff.value if diff else None, dma_minus_sm_ci=diff.ci_list if diff else None,
-                       overlap=m.overlap.value))
+                       overlap=m.overlap.value,
+                       window_rate_gbps=_window_rate(m, nbytes, chunk, comm.get("gap_us"))))
     return out
 
 
@@ -105,12 +138,51 @@ def controls(metrics: list[RunMetrics]) -> list[dict]:
     return out
 
 
+def _ncu(run, phase: str) -> dict | None:
+    """Per-repetition ncu counts of one phase (values over the counted range / its repetitions)."""
+    for c in run.counters:
+        if c.get("source") == "ncu" and c.get("phase") == phase and c.get("reps"):
+            vals = {k: v.get("value") for k, v in c.get("metrics", {}).items()}
+            return {k: v / c["reps"] for k, v in vals.items() if isinstance(v, (int, float))}
+    return None
+
+
+def _hit_rate(counts: dict) -> float | None:
+    hit, miss = counts.get("l2_sm_read_hit_sectors"), counts.get("l2_sm_read_miss_sectors")
+    return hit / (hit + miss) if hit is not None and miss is not None and hit + miss > 0 else None
+
+
+def mechanism(metrics: list[RunMetrics]) -> list[dict]:
+    """What the GEMM's memory traffic looks like beside each arm with ncu counts (per repetition):
+    DRAM reads and writes added to the GEMM-alone phase, and the SM loads' L2 hit rate alone and
+    beside it (the SM-issued loads are the GEMM's when the other side is a copy engine or a sleep)."""
+    out = []
+    for m in metrics:
+        alone, both = _ncu(m.run, "gemm"), _ncu(m.run, "concurrent")
+        if not alone or not both or "dram__bytes_write" not in alone:
+            continue
+        out.append({"scenario": m.run.name, "strategy": m.run.strategy, "link": m.run.link,
+                    "carrier": "copy_engine" if m.run.strategy == "dma" else "sm",
+                    "slowdown": m.gemm_slowdown.value, "slowdown_ci": m.gemm_slowdown.ci_list,
+                    "dram_read_added_mb": (both.get("dram__bytes_read", 0) - alone.get("dram__bytes_read", 0)) / 1e6,
+                    "dram_write_added_mb": (both["dram__bytes_write"] - alone["dram__bytes_write"]) / 1e6,
+                    "l2_sm_read_hit_alone": _hit_rate(alone), "l2_sm_read_hit_beside": _hit_rate(both),
+                    "l2_sm_read_hits_alone_m": alone.get("l2_sm_read_hit_sectors", 0) / 1e6,
+                    "l2_sm_read_hits_beside_m": both.get("l2_sm_read_hit_sectors", 0) / 1e6})
+    return out
+
+
+def _dose(a: Arm) -> float:
+    """The rate the GEMM meets (modelled during its interval), else the transfer's average rate."""
+    return a.window_rate_gbps if a.window_rate_gbps is not None else a.rate_gbps
+
+
 def _bracket(group_arms: list[Arm], limit: float) -> dict:
     """The measured doses around the point where the GEMM slowdown crosses ``limit``."""
     quiet = [a for a in group_arms if a.slowdown_ci and a.slowdown_ci[1] < limit]
     loud = [a for a in group_arms if a.slowdown_ci and a.slowdown_ci[0] > limit]
-    below = max((a.rate_gbps for a in quiet), default=None)
-    above = min((a.rate_gbps for a in loud), default=None)
+    below = max((_dose(a) for a in quiet), default=None)
+    above = min((_dose(a) for a in loud), default=None)
     if above is None and below is None:
         text = f"no arm is clearly below or above {limit:g}x: the threshold cannot be placed"
     elif above is None:
@@ -135,10 +207,12 @@ def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSetti
     order = {gemm_json(m.run)["label"]: gemm_key(m.run) for m in metrics}
     thresholds = []
     for (link, gemm), ga in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], ()))):
-        ga.sort(key=lambda a: a.rate_gbps)
+        ga.sort(key=_dose)
         thresholds.append({"link": link, "gemm": gemm, "arms": len(ga), **_bracket(ga, limit)})
     return {"platform": group.key, "limit": limit, "arms": [a.to_json() for a in all_arms],
-            "controls": controls(metrics) if all_arms else [], "thresholds": thresholds,
-            "rule": (f"dose = bytes moved / median copy-engine time alone; response = GEMM slowdown with its "
+            "controls": controls(metrics) if all_arms else [],
+            "mechanism": mechanism(metrics) if all_arms else [], "thresholds": thresholds,
+            "rule": (f"dose = copy-engine bytes/s during the GEMM (modelled from the copies' schedule; the "
+                     f"transfer's average rate is rate_gbps); response = GEMM slowdown with its "
                      f"interval; threshold bracketed by the highest rate whose slowdown CI lies below {limit:g} "
                      f"and the lowest whose CI lower bound lies above it (per link and GEMM)")}

@@ -232,7 +232,10 @@ class Runner:
                 continue
             have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])
                     for c in r.counters if c["source"] == source}
-            chosen = [p for p in plans if p.variant.strategy in o.counter_strategies
+            # Only runs this trace holds phases of: a run reported not applicable (or failed) has no
+            # timings to explain, and its counters would name a run the trace does not have.
+            timed = set(self.medians) | set(self.existing.runs if self.existing else ())
+            chosen = [p for p in plans if p.variant.strategy in o.counter_strategies and p.id in timed
                       and any((p.id, ph) not in have for ph in o.counter_phases)]
             if chosen:
                 collect_profiled(source, chosen, self.writer, self.bench, o.counter_reps, list(o.counter_phases),

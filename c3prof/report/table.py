@@ -217,18 +217,23 @@ def _interference(con: Console, rep: dict) -> None:
     """The dose-response: GEMM slowdown against copy-engine bytes/s, and the threshold per link and GEMM."""
     for d in rep.get("interference", []):
         t = _table(f"Interference dose-response on {d['platform']}: GEMM slowdown vs copy-engine rate")
-        for col in ("link", "GEMM", "copies", "GB/s", "GEMM slowdown", "DMA - SM (paired)"):
+        for col in ("link", "GEMM", "copies", "GB/s avg/GEMM", "GEMM slowdown", "DMA-SM"):
             t.add_column(col, no_wrap=True)
         for a in sorted(d["arms"], key=lambda a: (a["link"], a["gemm"], a["rate_gbps"])):
-            diff, ci = a["dma_minus_sm"], a["dma_minus_sm_ci"]
+            window = a.get("window_rate_gbps")
             copies = f"{a['copies']}x{format_bytes(a['chunk'])}"
             if a.get("gap_us"):
-                copies += f" +{format_duration_us(a['gap_us'])}"
-            t.add_row(a["link"], a["gemm"].replace(" bf16", ""), copies,
-                      f"{a['rate_gbps']:.1f}", _x(a["slowdown"], a["slowdown_ci"]),
-                      "n/a" if diff is None else f"{diff:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""))
+                copies += f"+{format_duration_us(a['gap_us'])}"
+            rates = f"{a['rate_gbps']:.1f}/" + ("-" if window is None else f"{window:.1f}")
+            diff = a["dma_minus_sm"]
+            t.add_row(a["link"].removeprefix("pcie_"), a["gemm"].replace(" bf16", ""), copies, rates,
+                      _x(a["slowdown"], a["slowdown_ci"]), "n/a" if diff is None else f"{diff:+.3f}")
         con.print(t)
+        con.print("[dim]GB/s avg/GEMM: the transfer's average rate alone / the rate during the GEMM's interval "
+                  "(modelled from the copies' schedule: the dose the thresholds use). DMA-SM: paired difference "
+                  "of GEMM slowdowns, copy engine minus SM carrier (intervals: --json).[/]")
         _controls(con, d)
+        _mechanism(con, d)
         for th in d["thresholds"]:
             con.print(f"  {th['link']} beside {th['gemm']}: {th['text']}")
         con.print(f"[dim]Rule: {d['rule']}[/]")
@@ -244,6 +249,19 @@ def _controls(con: Console, d: dict) -> None:
         label = c["kind"] + (f" {format_duration_us(c['duration_us'])}" if c.get("duration_us") else "")
         t.add_row(label, c["gemm"].replace(" bf16", ""), str(c.get("ctas") or "-"), f"{c['hbm_write_gbps']:.1f}",
                   _x(c["slowdown"], c["slowdown_ci"]))
+    con.print(t)
+
+
+def _mechanism(con: Console, d: dict) -> None:
+    if not d.get("mechanism"):
+        return
+    t = _table("Mechanism (Nsight Compute, per repetition): what each arm adds to the GEMM's memory traffic")
+    for col in ("scenario", "carrier", "GEMM slowdown", "DRAM rd +MB", "wr +MB", "L2 hit, SM loads"):
+        t.add_column(col, no_wrap=True)
+    pct = lambda v: "-" if v is None else f"{v:.2%}"   # noqa: E731
+    for r in d["mechanism"]:
+        t.add_row(r["scenario"], "CE" if r["carrier"] == "copy_engine" else "SM", _x(r["slowdown"], r["slowdown_ci"]), f"{r['dram_read_added_mb']:+.1f}",
+                  f"{r['dram_write_added_mb']:+.1f}", f"{pct(r['l2_sm_read_hit_alone'])}->{pct(r['l2_sm_read_hit_beside'])}")
     con.print(t)
 
 

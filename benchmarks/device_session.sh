@@ -23,7 +23,7 @@ for s in "$@"; do
     runsh) step runsh bash -c 'rm -rf out/default-*.jsonl out/figures out/report.json; /usr/bin/time -f "run.sh wall %e s" bash scripts/run.sh && cp out/default-*.jsonl "$0/h200_default.jsonl" && cp -r out/figures "$0/figures_default" && cp out/report.json "$0/report_default.json"' "$OUT" ;;
     gpurest) step gpurest python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_ipc_dma.py tests/test_multigpu_collectives.py ;;
     gputransports) step gputransports python3 -m pytest -q -p no:cacheprovider tests/test_gpu_transports.py ;;
-    capture-default|capture-default2) step "$s" /usr/bin/time -v python3 -m c3prof capture --suite default --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;
+    capture-default|capture-default2) step "$s" /usr/bin/time -v python3 -m c3prof capture --suite default --visits 2 --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;
     report-default|report-default2) step "$s" python3 -m c3prof report "$OUT/h200_${s#report-}.jsonl" --figures "$OUT/figures_${s#report-}" --json "$OUT/report_${s#report-}.json" ;;
     bench) step bench_enqueue python3 benchmarks/bench_enqueue.py --json "$OUT/bench_enqueue.json";
            step bench_gemm_timing python3 benchmarks/bench_gemm_timing.py --json "$OUT/bench_gemm_timing.json" ;;

@@ -169,7 +169,7 @@ _OPTIONAL: dict[str, dict[str, type | tuple[type, ...]]] = {
     "header": {"hostname": str, "command": list},
     "error": {"run": str, "phase": str},
     "counters": {"series": dict, "perturbation": (int, float)},
-    "phase": {"rounds": list, "round_group": str},
+    "phase": {"rounds": list, "round_group": str, "visit": int},
 }
 MAX_ROUND = 2**31 - 1
 
@@ -194,6 +194,9 @@ def _validate_header(rec, path, lineno) -> None:
 def _validate_phase(rec, path, lineno) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
+    visit = rec.get("visit")
+    if visit is not None and not 1 <= visit <= MAX_VISITS:
+        raise _fail(path, lineno, f"phase visit must be between 1 and {MAX_VISITS}, got {_short(visit)}")
     try:
         scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
         _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
@@ -229,6 +232,20 @@ def _check_transfer_fields(comm: dict, where: str) -> None:
     chunk = comm.get("chunk")
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or not 0 < chunk <= 2**40):
         raise ScenarioError(f"{where}.comm.chunk must be a positive byte count, got {_short(chunk)}")
+
+
+MAX_VISITS = 100
+
+
+def phase_key(phase: str, visit: int | None = None) -> str:
+    """How a run's phases are keyed: ``gemm`` for the first visit, ``gemm@visit2`` for the second..."""
+    return phase if not visit or visit == 1 else f"{phase}@visit{visit}"
+
+
+def split_phase_key(key: str) -> tuple[str, int]:
+    """``gemm@visit2`` -> (``gemm``, 2); ``gemm`` -> (``gemm``, 1)."""
+    phase, _, visit = key.partition("@visit")
+    return phase, int(visit) if visit else 1
 
 
 def _validate_rounds(rec, n: int, path, lineno) -> None:
@@ -456,6 +473,7 @@ class Trace:
         return bool(self.ends) and self.ends[-1].get("status") == "complete"
 
     def completed_phases(self) -> set[tuple[str, str]]:
+        """(run id, phase key) of every phase measured: ``phase_key`` names the visit."""
         return {(r.id, p) for r in self.runs.values() for p in r.phases}
 
 
@@ -590,7 +608,8 @@ def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
                     id=rec["run"], scenario=rec["scenario"], strategy=rec["strategy"], variant=rec["variant"],
                     params=rec["params"], source=str(path))
             # A resumed capture never re-measures a finished phase; if one appears twice, keep the latest.
-            run.phases[rec["phase"]] = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
+            # A capture with several visits (--visits) measures each phase once per visit.
+            run.phases[phase_key(rec["phase"], rec.get("visit"))] = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
         elif kind in ("validation", "counters", "error"):
             rid = rec.get("run")
             if kind == "error":

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, Trace, read_trace
+from c3prof.trace import PHASES, Trace, read_trace, split_phase_key
 
 SPLIT_MODES = ("platform", "host", "trace")
 # Traces written before the link was recorded: the link each of their transports used.
@@ -142,10 +142,13 @@ class Group:
     variant_order: dict[str, list[str]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
     _round_ids: dict[tuple[str, int], int] = field(default_factory=dict)
+    round_sweep: dict[int, str] = field(default_factory=dict)   # round id -> its sweep (round_group)
 
     def round_id(self, round_group: str, index: int) -> int:
         """A group-wide integer for round ``index`` of the interleaved sweep ``round_group``."""
-        return self._round_ids.setdefault((round_group, index), len(self._round_ids))
+        rid = self._round_ids.setdefault((round_group, index), len(self._round_ids))
+        self.round_sweep[rid] = round_group
+        return rid
 
     @property
     def machine(self) -> dict:
@@ -396,8 +399,9 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
             raise C3profError(f"{label}: run {rid} differs from the same run in {', '.join(run.sources)} "
                               f"(GEMM, communication or transport); cannot pool them: use --split-by trace")
         run.sources.append(label)
-        for pname, data in phases.items():
-            _pool_phase(g, run, pname, data, notes, label)
+        for key, data in phases.items():
+            # Every visit of a phase (--visits) pools into the phase; its rounds keep their own sweep.
+            _pool_phase(g, run, split_phase_key(key)[0], data, notes, label)
         for trace in src.traces:
             tr = trace.runs.get(rid)
             if tr is None:

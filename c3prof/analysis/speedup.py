@@ -25,6 +25,10 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
   every series of every run of the scenario takes the repetitions of the drawn rounds. Ratios across
   runs (against base) and across phases are then paired by round, so drift that moves a whole round
   cancels, and the interval carries the round-to-round variation.
+- A scenario measured in several complete visits (``capture --visits N``, or several captures of
+  the same runs pooled) is resampled in two stages: visits with replacement, then rounds within
+  each drawn visit (stats.draw_visit_round_counts). Drift between visits, minutes apart, then
+  widens the intervals as it would move a new capture's numbers.
 - Older captures (no rounds) resample each series independently, from the exact bootstrap
   distribution of its median (stats.bootstrap_medians): their against-base intervals do not
   include drift between runs, and the report says so (``paired`` is false).
@@ -39,7 +43,7 @@ import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, draw_round_counts, no_ci, percentile_ci,
+                                   bootstrap_medians, draw_round_counts, draw_visit_round_counts, no_ci, percentile_ci,
                                    round_resampled_medians, rng_for, sorted_median)
 
 
@@ -79,20 +83,30 @@ class SeriesBank:
         self._cache: dict[tuple, Series] = {}
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
+        self.visits = 1                          # visits resampled in the current scenario
 
     def clear(self) -> None:
         self._cache.clear()
         self._round_pos = {}
         self._counts = None
+        self.visits = 1
 
-    def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun]) -> None:
-        """Draw the round resampling shared by every run of ``scenario`` that records rounds."""
+    def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
+                       sweep_of: dict[int, str] | None = None) -> None:
+        """Draw the round resampling shared by every run of ``scenario`` that records rounds.
+
+        ``sweep_of`` maps a round to its sweep (one visit of the scenario). When the scenario was
+        measured in several complete visits, visits are resampled first, then rounds within them.
+        """
         self.clear()
         ids = sorted({int(r) for run in runs for rounds in run.rounds.values() for r in rounds})
         if len(ids) >= 2:
             self._round_pos = {r: i for i, r in enumerate(ids)}
             rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
-            self._counts = draw_round_counts(len(ids), self.settings.n_resamples, rng)
+            visits = _complete_visits(runs, ids, sweep_of or {})
+            self._counts = (draw_round_counts(len(ids), self.settings.n_resamples, rng) if visits is None
+                            else draw_visit_round_counts(visits, self.settings.n_resamples, rng))
+            self.visits = 1 if visits is None else len(set(visits.tolist()))
 
     def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         srt = np.sort(values)
@@ -117,6 +131,20 @@ class SeriesBank:
         if key not in self._cache:
             self._cache[key] = self._make(key, label, values, rounds)
         return self._cache[key]
+
+
+def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, str]) -> np.ndarray | None:
+    """Each round's visit index, when the scenario's rounds fall in 2+ sweeps that every measured
+    (run, phase) covers; else None (one visit, or a resumed capture whose sweeps hold different runs)."""
+    sweeps = sorted({sweep_of.get(r, "") for r in ids})
+    if len(sweeps) < 2 or "" in sweeps:
+        return None
+    for run in runs:
+        for rounds in run.rounds.values():
+            if {sweep_of[int(r)] for r in rounds} != set(sweeps):
+                return None
+    index = {s: i for i, s in enumerate(sweeps)}
+    return np.array([index[sweep_of[r]] for r in ids])
 
 
 @dataclass
@@ -218,6 +246,7 @@ class RunMetrics:
     n_reps: dict[str, int] = field(default_factory=dict)
     gemm_drift: Estimate = field(default_factory=lambda: missing("no base run to compare with"))
     paired: bool = False  # against-base ratios resampled by round (run and base measured interleaved)
+    visits: int = 1       # visits of the scenario resampled (two-stage bootstrap when > 1)
 
 
 def _overlap_series(run: MergedRun) -> np.ndarray | None:
@@ -275,7 +304,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         overlap = estimate(lambda x: x, [s], ["overlap"], conf)
     drift, paired = _drift(run, base, own, b, conf)
     return RunMetrics(
-        run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired,
+        run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired, visits=bank.visits,
         medians={k: (v.median if v else None) for k, v in own.items()},
         base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
         ideal=p_ideal, realized=p_realized, fraction=p_fraction,
@@ -333,7 +362,7 @@ def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, runs in by_scenario.items():
             default = (None, f"no base run for scenario {name!r} in this group")
-            bank.begin_scenario(group.key, name, runs)
+            bank.begin_scenario(group.key, name, runs, group.round_sweep)
             for run in runs:
                 # A base run is its own reference (primary == own), whatever its variant.
                 base, why = (run, None) if run.strategy == "base" else bases.get(name, default)

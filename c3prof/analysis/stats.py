@@ -140,6 +140,28 @@ def draw_round_counts(n_rounds: int, n_resamples: int, rng: np.random.Generator)
     return counts
 
 
+def draw_visit_round_counts(visit_of_round: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_rounds) multiplicities of a two-stage (visit, then round) cluster bootstrap.
+
+    A scenario measured in several visits (``capture --visits``, or several captures pooled) has
+    rounds nested in visits. Each replicate draws as many visits as there are, with replacement,
+    then, for every visit drawn, as many of its rounds as it has, with replacement. Drift between
+    visits (minutes apart) then moves the replicates, as it moves a new capture's estimate; drawing
+    rounds alone would average it away. With one visit this is ``draw_round_counts``.
+    """
+    visit_of_round = np.asarray(visit_of_round)
+    visits = np.unique(visit_of_round)
+    if visits.size < 2:
+        return draw_round_counts(visit_of_round.size, n_resamples, rng)
+    picked = rng.multinomial(visits.size, np.full(visits.size, 1.0 / visits.size), size=n_resamples)   # (B, V)
+    counts = np.zeros((n_resamples, visit_of_round.size), dtype=np.int64)
+    for j, v in enumerate(visits):
+        cols = np.flatnonzero(visit_of_round == v)
+        draws = picked[:, j] * cols.size            # rounds drawn from visit v in each replicate
+        counts[:, cols] = rng.multinomial(draws, np.full(cols.size, 1.0 / cols.size))
+    return counts
+
+
 def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Median of each replicate in which every value of round r appears ``counts[b, r]`` times.
 

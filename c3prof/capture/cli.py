@@ -49,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="continue an interrupted capture in --out")
     p.add_argument("--reps", type=int, default=9, metavar="N", help="minimum repetitions per phase")
     p.add_argument("--max-reps", type=int, default=60, metavar="N", help="maximum repetitions per phase")
+    p.add_argument("--visits", type=int, default=1, metavar="N",
+                   help="measure every scenario N times, the whole plan once per visit: the report then puts "
+                        "the drift between visits (minutes apart) in its intervals")
     p.add_argument("--max-noise", type=float, default=0.01, metavar="SHARE",
                    help="stop once the relative noise (1.4826 MAD/median) is at most this")
     p.add_argument("--phase-timeout", type=float, default=10.0, metavar="SECONDS", help="time per phase at most")
@@ -164,7 +167,7 @@ def _sweep(args, inputs: SingleGpuInputs, bench, plans, writer) -> int:
     options = CaptureOptions(rule=inputs.rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
                              gpm="gpm" in sources, ncu="ncu" in sources, pm_sampling="pmsampling" in sources,
                              counter_strategies=inputs.counter_strategies, counter_reps=args.counter_reps,
-                             ncu_replay=args.ncu_replay)
+                             ncu_replay=args.ncu_replay, visits=args.visits)
     runner = Runner(bench, writer, options, SweepProgress(enabled=not args.quiet), existing=writer.existing)
     try:
         summary = runner.run(plans)

@@ -304,7 +304,8 @@ class RankCapture:
             progress.scenario_done = lambda name, rows: None
         runner = Runner(bench, self.writer, CaptureOptions(rule=AgreedStoppingRule(self.rule, self.ctrl.all_gather),
                                                            inject_corruption=args.inject_corruption,
-                                                           evidence=not args.no_evidence), progress, existing=existing)
+                                                           evidence=not args.no_evidence, visits=getattr(args, "visits", 1)),
+                        progress, existing=existing)
         runner.done = done
         summary = runner.run(plans)
         return self.report(summary)

@@ -13,7 +13,7 @@ from c3prof.plan.model import PlanOptions
 
 # (option, lowest, highest): bounds of the numeric options, checked before anything else runs.
 # Options a parser does not define (the multi-GPU ones in some entry points) are skipped.
-BOUNDS = (("--reps", 1, 1_000_000), ("--max-reps", 1, 1_000_000), ("--max-noise", 1e-9, 1.0),
+BOUNDS = (("--visits", 1, 10), ("--reps", 1, 1_000_000), ("--max-reps", 1, 1_000_000), ("--max-noise", 1e-9, 1.0),
           ("--phase-timeout", 0.001, 86_400), ("--warmup", 0, 10_000), ("--device", 0, 1023),
           ("--counter-reps", 1, 10_000), ("--seed", 0, 2**32 - 1),
           ("--gpus", 1, 4096), ("--dma-chunks", 1, 4096), ("--dma-streams", 1, 256),

@@ -29,7 +29,7 @@ from itertools import groupby
 from c3prof.capture.phases import Unit, measure_rounds
 from c3prof.capture.stopping import StoppingRule
 from c3prof.plan.model import RunPlan
-from c3prof.trace import (PHASES, Trace, TraceWriter, counter_source_record, end_record, error_record, phase_record,
+from c3prof.trace import (PHASES, Trace, TraceWriter, counter_source_record, end_record, error_record, phase_key, phase_record,
                           validation_record)
 
 
@@ -45,6 +45,10 @@ class CaptureOptions:
     counter_reps: int = 5
     counter_phases: tuple[str, ...] = ("gemm", "comm", "concurrent")
     ncu_replay: str = "app-range"
+    # Visits: every scenario measured this many times, the whole plan once per visit, so a scenario's
+    # visits lie minutes apart. The report resamples visits (then rounds), so drift between visits of
+    # one capture is in the intervals, not only round-to-round noise.
+    visits: int = 1
 
 
 @dataclass
@@ -55,8 +59,10 @@ class CaptureSummary:
     status: str = "complete"
 
 
-def _phase_record(plan: RunPlan, phase: str, params: dict, result) -> dict:
+def _phase_record(plan: RunPlan, phase: str, params: dict, result, visit: int = 1) -> dict:
     extra = {} if result.rounds is None else {"rounds": result.rounds, "round_group": result.round_group}
+    if visit > 1:
+        extra["visit"] = visit
     return phase_record(plan.id, plan.scenario.to_dict(), plan.variant.strategy, plan.variant.name, params, phase,
                         result.samples, result.stop, **extra)
 
@@ -71,15 +77,16 @@ class Runner:
         self.done = existing.completed_phases() if existing else set()
         self.summary = CaptureSummary()
         self.medians: dict[str, dict[str, float]] = {}   # run id -> phase -> median total_ms
+        self.visit = 1                                      # the visit being measured (CaptureOptions.visits)
         self._gpm_recorded = False
         # transport -> carrier measured by engine evidence (this session's or the resumed trace's)
         self.carriers: dict[str, str] = {e["transport"]: e["carrier"]
                                          for e in (existing.engine_evidence if existing else [])}
 
-    def todo(self, plans: list[RunPlan]) -> list[tuple[RunPlan, list[str]]]:
+    def todo(self, plans: list[RunPlan], visit: int = 1) -> list[tuple[RunPlan, list[str]]]:
         out = []
         for plan in plans:
-            missing = [p for p in PHASES if (plan.id, p) not in self.done]
+            missing = [p for p in PHASES if (plan.id, phase_key(p, visit)) not in self.done]
             if missing:
                 out.append((plan, missing))
         return out
@@ -103,14 +110,15 @@ class Runner:
                     self.writer.write(rec)
 
     def run(self, plans: list[RunPlan]) -> CaptureSummary:
-        work = self.todo(plans)
-        self.progress.start(total=sum(len(m) for _, m in work))
+        visits = {v: self.todo(plans, v) for v in range(1, self.options.visits + 1)}
+        self.progress.start(total=sum(len(m) for work in visits.values() for _, m in work))
         t0 = time.time()
         status = "failed"
         try:
             self._preamble(plans)
-            for _, group in groupby(work, key=lambda item: item[0].scenario.name):
-                self._scenario(list(group))
+            for self.visit, work in visits.items():
+                for _, group in groupby(work, key=lambda item: item[0].scenario.name):
+                    self._scenario(list(group))
             if self.options.ncu or self.options.pm_sampling:
                 self._profiled_counters(plans)
             status = "complete"
@@ -211,12 +219,12 @@ class Runner:
         for plan, missing, variant in opened:
             for phase in missing:
                 result = results[id(units[(plan.id, phase)])]
-                self.writer.write(_phase_record(plan, phase, variant.params, result))
+                self.writer.write(_phase_record(plan, phase, variant.params, result, self.visit))
                 self.medians.setdefault(plan.id, {})[phase] = statistics.median(result.samples["total_ms"])
                 self.summary.phases_measured += 1
                 if (plan.id, phase) in checks:    # transfers; not the GEMM, nor a sleep control
                     self._validation(plan, phase, checks[(plan.id, phase)])
-            if self.options.gpm and plan.variant.strategy in self.options.counter_strategies:
+            if self.options.gpm and self.visit == 1 and plan.variant.strategy in self.options.counter_strategies:
                 for phase in missing:
                     self._gpm(variant, plan, phase)
             self.progress.advance(len(missing))

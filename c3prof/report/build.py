@@ -51,7 +51,9 @@ def method_rules(settings: ReportSettings, split_by: str) -> list[dict]:
             "Runs measured interleaved in rounds (every strategy of a scenario in the same rounds) are resampled "
             "by round: each replicate draws the scenario's rounds with replacement and every series of every "
             "run takes the repetitions of the drawn rounds, so against-base ratios are paired and carry the "
-            "round-to-round drift ('paired': true). Older captures: each phase's repetitions resampled "
+            "round-to-round drift ('paired': true). A scenario measured in several complete visits (capture "
+            "--visits, or captures of the same runs pooled) is resampled in two stages, visits then rounds within "
+            "them, so drift between visits is in the intervals too ('visits' per result). Older captures: each phase's repetitions resampled "
             "independently, medians' replicates drawn from their exact distribution ('paired': false; drift "
             f"between runs is then not in the interval). Null with a reason when a phase has fewer than {MIN_REPS} "
             "repetitions, when the resampled statistic has no spread, or when ideal <= 1 in some resamples."},
@@ -134,7 +136,7 @@ def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy, min_ideal: float = 
         **_est("comm_slowdown", m.comm_slowdown, reasons),
         **_est("overlap_fraction", m.overlap, reasons),
         **_est("gemm_drift", m.gemm_drift, reasons),
-        "paired": m.paired, "rank_spread": _rank_spread(m), "flags": _flags(m, min_ideal),
+        "paired": m.paired, "visits": m.visits, "rank_spread": _rank_spread(m), "flags": _flags(m, min_ideal),
         "ci_reasons": reasons,
         "validation_ok": (all(v["ok"] for v in run.validations) if run.validations else None),
         "sources": run.sources,
@@ -224,4 +226,9 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         for e in group.errors:
             key = "not_applicable" if e.get("not_applicable") else "errors"
             report[key].append(dict(_strip(e), platform=group.key))
+    one_visit = sorted({r["scenario"] for r in report["results"] if r["paired"] and r["visits"] == 1})
+    if one_visit:
+        report["notes"].append(f"{len(one_visit)} scenario(s) measured in one visit: their intervals hold the "
+                               "drift between rounds, not between visits minutes apart (capture --visits 2 or more "
+                               "measures it)")
     return report

@@ -24,7 +24,7 @@ RESULT = {"platform": str, "scenario": str, "strategy": str, "variant": str, "ru
           "fraction_ci": CI, "own": dict, "gemm_slowdown": NULLABLE_NUM, "gemm_slowdown_ci": CI,
           "comm_slowdown": NULLABLE_NUM, "comm_slowdown_ci": CI, "overlap_fraction": NULLABLE_NUM,
           "overlap_fraction_ci": CI, "ci_reasons": dict, "validation_ok": (bool, type(None)), "sources": list,
-          "link": str, "paired": bool, "gemm_drift": NULLABLE_NUM, "gemm_drift_ci": CI, "flags": list,
+          "link": str, "paired": bool, "visits": int, "gemm_drift": NULLABLE_NUM, "gemm_drift_ci": CI, "flags": list,
           "rank_spread": (dict, type(None))}
 
 STRATEGY = {"platform": str, "strategy": str, "selection": str, "variant": (str, type(None)), "oracle": bool,

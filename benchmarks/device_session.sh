@@ -20,7 +20,7 @@ for s in "$@"; do
     info) step info bash -c 'nvidia-smi; python3 -c "import torch,triton;print(torch.__version__,torch.version.cuda,torch.cuda.nccl.version(),triton.__version__)"; pip list 2>/dev/null | grep -iE "cuda|cupti|nvidia|torch|triton|cython|rich|hypothesis|pytest"; which ncu; ncu --version; ls /usr/local/cuda/extras/CUPTI/lib64 2>/dev/null | head; python3 -c "import nvidia.cuda_cupti,os;print(os.listdir(os.path.dirname(nvidia.cuda_cupti.__path__[0])))" ' ;;
     gpucounters) step gpucounters python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_counters.py ;;
     gputests) step gputests python3 -m pytest -q -p no:cacheprovider tests/test_gpu_dma.py tests/test_gpu_transports.py tests/test_gpu_capture.py tests/test_gpu_counters.py ;;
-    runsh) step runsh bash -c 'rm -rf out/default-*.jsonl out/figures out/report.json; /usr/bin/time -f "run.sh wall %e s" bash scripts/run.sh && cp out/default-*.jsonl "$0/h200_default.jsonl" && cp -r out/figures "$0/figures_default" && cp out/report.json "$0/report_default.json"' "$OUT" ;;
+    runsh) step runsh bash -c 'rm -rf out/default-*.jsonl out/figures out/report.json; /usr/bin/time -f "run.sh wall %e s" bash scripts/run.sh && cp out/default-*.jsonl "$0/h200_runsh.jsonl" && cp -r out/figures "$0/figures_runsh" && cp out/report.json "$0/report_runsh.json"' "$OUT" ;;
     gpurest) step gpurest python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_ipc_dma.py tests/test_multigpu_collectives.py ;;
     gputransports) step gputransports python3 -m pytest -q -p no:cacheprovider tests/test_gpu_transports.py ;;
     capture-default|capture-default2) step "$s" /usr/bin/time -v python3 -m c3prof capture --suite default --visits 2 --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;

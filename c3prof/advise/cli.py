@@ -1,0 +1,106 @@
+"""``c3prof advise``: recommend a strategy and variant per scenario, from a model fitted on captures.
+
+    c3prof advise [INPUT ...] --train TRACE [...] [--suite NAME] [--evaluate TRACE ...] [--no-loso]
+                  [--json PATH|-] [--figures DIR] [-q]
+
+INPUT: scenario files (.toml), traces (.jsonl), report JSON or ingest JSON (c3prof.advise.inputs).
+The model is fitted on the ``--train`` captures; leave-one-scenario-out validation on them runs
+unless ``--no-loso``; ``--evaluate`` scores the advice on other captures (held out when their
+scenario shapes are not in training: the output says which). GPU-free; bad input: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from c3prof.errors import C3profError
+
+EXAMPLES = """examples:
+  c3prof advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl --suite smoke
+  c3prof advise out/ingest/ingest.json --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl
+  c3prof advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl \\
+      --evaluate tests/data/h200_heldout.jsonl --figures out/advise --json -
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EXAMPLES
+    parser.add_argument("inputs", nargs="*", metavar="INPUT",
+                        help="what to advise on: scenario file (.toml), trace (.jsonl), report or ingest JSON (.json)")
+    parser.add_argument("--train", nargs="+", required=True, metavar="TRACE",
+                        help="captures (c3prof capture traces) to fit the model on; repeated captures pool")
+    parser.add_argument("--suite", metavar="NAME", help="also advise on a built-in suite (c3prof suites)")
+    parser.add_argument("--evaluate", nargs="+", metavar="TRACE",
+                        help="score the advice on these captures (hit rate, loss, against oracle and fixed rules)")
+    parser.add_argument("--no-loso", action="store_true", help="skip leave-one-scenario-out on the training captures")
+    parser.add_argument("-o", "--json", "--out", dest="json", metavar="PATH", help="write JSON; '-' for stdout")
+    parser.add_argument("--figures", metavar="DIR", help="predicted vs measured T_cc figures (PNG and PDF)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="do not print the tables")
+
+
+def _outputs(args):
+    from c3prof.outputs import Output
+
+    outs = []
+    if args.json and args.json != "-":
+        outs.append(Output.file("--json", args.json))
+    if args.figures:
+        outs.append(Output.directory("--figures", args.figures, ("advise_*.png", "advise_*.pdf")))
+    return outs
+
+
+def _document(args) -> dict:
+    from c3prof.advise.data import measured_set
+    from c3prof.advise.evaluate import held_out, loso
+    from c3prof.advise.fit import fit
+    from c3prof.advise.inputs import targets
+    from c3prof.advise.predict import advise
+    from c3prof.advise.report import advice_json, build, validation_json
+
+    train = measured_set(args.train)
+    model = fit(train.scenarios)
+    notes: list[str] = []
+    advice = [advice_json(model, t, advise(model, t.inputs)) for t in targets(args.inputs, args.suite, model.rates, notes)]
+    validations = []
+    if not args.no_loso:
+        validations.append(validation_json(loso(train.scenarios), "loso", train.sources))
+    if args.evaluate:
+        ev = measured_set(args.evaluate)
+        if ev.platform != train.platform:
+            notes.append(f"evaluated on {ev.platform}, trained on {train.platform}")
+        validations.append(validation_json(held_out(model, ev.scenarios), "evaluate", ev.sources))
+    if not advice and not validations:
+        raise C3profError("nothing to do: give INPUT, --suite or --evaluate (or drop --no-loso)")
+    return build(train, model, advice, validations, notes)
+
+
+def run(args) -> int:
+    from c3prof.analysis.dataset import expand_paths
+    from c3prof.outputs import atomic_directory, check_outputs, write_text_atomic
+    import json
+
+    ins = [p for p in [*args.train, *(args.evaluate or [])]]
+    outputs = check_outputs([*expand_paths(ins), *args.inputs], _outputs(args))
+    doc = _document(args)
+    text = json.dumps(doc, indent=1, allow_nan=False, default=str)
+    written = []
+    for out in outputs:
+        if out.flag == "--json":
+            write_text_atomic(out.path, text + "\n", "advise JSON")
+        else:
+            from c3prof.figures.advise import write
+
+            with atomic_directory(out, "advise figures") as tmp:
+                written += [str(out.path / p.name) for p in write(doc, str(tmp))]
+            continue
+        written.append(str(out.path))
+    if args.json == "-":
+        print(text)
+    elif not args.quiet:
+        from c3prof.advise.render import render
+
+        print(render(doc))
+    if written and not args.quiet:
+        print(f"c3prof advise: wrote {', '.join(written)}", file=sys.stderr if args.json == "-" else sys.stdout)
+    return 0

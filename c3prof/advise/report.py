@@ -1,0 +1,87 @@
+"""The advise JSON: training summary (the fitted tables, stated), advice per target, validation.
+
+Format ``c3prof-advise`` version 1 (docs/advise.md describes every field).
+"""
+
+from __future__ import annotations
+
+from c3prof import __version__
+from c3prof.advise.data import MeasuredSet
+from c3prof.advise.evaluate import ScenarioScore, summarize
+from c3prof.advise.inputs import Target
+from c3prof.advise.model import AdviceModel
+from c3prof.advise.predict import Advice, Prediction
+from c3prof.advise.settings import settings_for
+
+FORMAT = "c3prof-advise"
+VERSION = 1
+HIT_RULE = ("a choice is a hit when its median T_cc is the lowest measured in the scenario, or its 95% T_cc "
+            "interval (round-paired bootstrap of the median) overlaps that best run's interval (a tie); "
+            "loss = T_cc(choice) / T_cc(best) - 1 on medians")
+PREDICTION_LABEL = "PREDICTION from the fitted model (not a measurement)"
+
+
+def model_json(model: AdviceModel) -> dict:
+    rates = model.rates
+    return {
+        "training_scenarios": model.training,
+        "gemm_partition_factor": {str(sms): [{"scenario": r.scenario, "factor": r.value} for r in rows]
+                                  for sms, rows in sorted(model.gemm_partition.items())},
+        "comm_factor": {k: [{"scenario": r.scenario, "link": r.shape.link, "factor": r.value} for r in rows]
+                        for k, rows in model.comm_factor.items()},
+        "overlap_efficiency": {k: [{"scenario": r.scenario, "link": r.shape.link, "efficiency": r.value,
+                                    "log2_tc_over_tg": r.log_ratio} for r in rows] for k, rows in model.overlap.items()},
+        "rates": None if rates is None else {
+            "gemm_tflops": rates.peak_flops_per_ms / 1e9, "gemm_hbm_gbps": rates.peak_bytes_per_ms / 1e6,
+            "transfer": [{"link": link, "carrier": carrier, "latency_us_per_copy": lat * 1e3, "gbps": rate / 1e6}
+                         for (link, carrier), (lat, rate) in sorted(model.rates.transfer.items())]},
+        "interval": {"method": "2.5%/97.5% quantiles of log(measured/predicted) T_cc, leave-one-scenario-out "
+                               "on the training scenarios; per candidate with >= 10 residuals, else pooled",
+                     "n_residuals": model.n_residuals, "pooled_log_ratio": model.residual_q,
+                     "per_candidate_log_ratio": model.residual_q_by_key},
+    }
+
+
+def _pred_json(model: AdviceModel, p: Prediction | None) -> dict | None:
+    if p is None:
+        return None
+    return dict(p.to_json(), settings=settings_for(p.key, model.params.get(p.key, {})))
+
+
+def _saved(t: Target, best: Prediction | None) -> dict | None:
+    """Expected time saved per step in a traced job if the advice were applied (a prediction)."""
+    if t.region is None or best is None:
+        return None
+    reg = t.region
+    per_step = reg.instances / reg.steps if reg.steps else reg.instances
+    saved = (reg.t_cc_ms - best.t_cc) * per_step
+    interval = None
+    if best.t_cc_interval is not None:
+        interval = [(reg.t_cc_ms - best.t_cc_interval[1]) * per_step, (reg.t_cc_ms - best.t_cc_interval[0]) * per_step]
+    return {"label": PREDICTION_LABEL, "per": "step" if reg.steps else "trace (no ProfilerStep annotations)",
+            "instances_per_step": per_step, "traced_t_cc_ms": reg.t_cc_ms, "traced_carrier": reg.carrier,
+            "saved_ms": saved, "saved_interval_ms": interval}
+
+
+def advice_json(model: AdviceModel, t: Target, adv: Advice) -> dict:
+    i = t.inputs
+    return {"scenario": i.name, "gemm": i.gemm.to_dict(), "comm": i.comm.to_dict(),
+            "inputs": {"t_g_ms": i.t_g, "t_c_ms": i.t_c, "source": i.source},
+            "label": PREDICTION_LABEL,
+            "recommended": _pred_json(model, adv.best), "runner_up": _pred_json(model, adv.runner_up),
+            "candidates": [p.to_json() for p in adv.ranked], "not_predicted": adv.unavailable,
+            "time_saved": _saved(t, adv.best)}
+
+
+def validation_json(scores: list[ScenarioScore], kind: str, sources: list[str]) -> dict:
+    return {"kind": kind, "sources": sources, "hit_rule": HIT_RULE,
+            "all_held_out": all(s.held_out for s in scores),
+            "summary": summarize(scores), "scenarios": [s.to_json() for s in scores]}
+
+
+def build(train: MeasuredSet, model: AdviceModel, advice: list[dict], validations: list[dict],
+          notes: list[str]) -> dict:
+    return {"format": FORMAT, "version": VERSION, "c3prof_version": __version__,
+            "training": {"platform": train.platform, "sources": train.sources, "notes": train.notes,
+                         "model": model_json(model)},
+            "advice": advice, "validation": validations, "notes": notes}

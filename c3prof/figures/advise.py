@@ -1,0 +1,71 @@
+"""Predicted vs measured T_cc of every run of every evaluated scenario (``c3prof advise --figures``).
+
+One figure per validation (``advise_evaluate`` for ``--evaluate``, ``advise_loso``): x is the measured median T_cc with
+its 95% round-paired bootstrap interval, y the model's prediction with its empirical interval, both
+on log axes, one colour per strategy; the recommended run of each scenario is ringed and the
+measured best is a star. Points on the diagonal are predicted exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from c3prof.figures.common import color, new_figure, save
+
+NAMES = {"evaluate": "advise_evaluate", "loso": "advise_loso"}
+
+
+def _errors(value: float, interval: list[float] | None) -> list[list[float]]:
+    if not interval:
+        return [[0.0], [0.0]]
+    return [[max(value - interval[0], 0.0)], [max(interval[1] - value, 0.0)]]
+
+
+def _draw_scenario(ax, sc: dict, seen: set[str], order: list[str]) -> None:
+    advised = sc["choices"]["advice"]["choice"]
+    for r in sc["runs"]:
+        strategy = r["candidate"].split("/", 1)[0]
+        x, y = r["measured_t_cc_ms"], r["predicted_t_cc_ms"]
+        ax.errorbar([x], [y], xerr=_errors(x, r["measured_t_cc_ci_ms"]), yerr=_errors(y, r["predicted_t_cc_interval_ms"]),
+                    fmt="*" if r["candidate"] == sc["measured_best"] else "o", ms=8 if r["candidate"] == sc["measured_best"] else 4,
+                    color=color(strategy, order), elinewidth=0.6, alpha=0.8,
+                    label=strategy if strategy not in seen else None)
+        seen.add(strategy)
+        if r["candidate"] == advised:
+            ax.plot([x], [y], "o", ms=11, mfc="none", mec="black", mew=0.8)
+
+
+def plot(validation: dict, outdir: Path) -> list[Path]:
+    runs = [r for sc in validation["scenarios"] for r in sc["runs"]]
+    if not runs:
+        return []
+    order = sorted({r["candidate"].split("/", 1)[0] for r in runs})
+    fig = new_figure(6.5, 6.0)
+    ax = fig.add_subplot()
+    seen: set[str] = set()
+    for sc in validation["scenarios"]:
+        _draw_scenario(ax, sc, seen, order)
+    lo = min(min(r["measured_t_cc_ms"], r["predicted_t_cc_ms"]) for r in runs) * 0.8
+    hi = max(max(r["measured_t_cc_ms"], r["predicted_t_cc_ms"]) for r in runs) * 1.25
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured T_cc (ms, median, 95% CI)")
+    ax.set_ylabel("predicted T_cc (ms, empirical 95% interval)")
+    adv = next(r for r in validation["summary"] if r["method"] == "advice")
+    held = "all held out" if validation["all_held_out"] else "NOT all held out"
+    ax.set_title(f"{validation['kind']} ({held}): {len(validation['scenarios'])} scenarios, "
+                 f"advice hits {adv['hits']}/{adv['n']}\n"
+                 "star = measured best, ring = recommended", fontsize=9)
+    ax.legend(fontsize=7, title="strategy", title_fontsize=7, loc="upper left")
+    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}"))
+
+
+def write(doc: dict, outdir: str) -> list[Path]:
+    out = Path(outdir)
+    written: list[Path] = []
+    for v in doc["validation"]:
+        written += plot(v, out)
+    return written

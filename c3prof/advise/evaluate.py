@@ -15,29 +15,28 @@ has fewer CTAs first; the GEMM's grid is estimated as ceil(m/128) * ceil(n/128) 
 kernel's as c3prof's default: 16 CTAs over PCIe, two per SM over HBM).
 
 The model chooses among the runs measured in the scenario (only those can be scored). Under
-leave-one-scenario-out (``loso``) each scenario is advised by a model fitted on the others.
+leave-one-scenario-out (``loso``) each scenario is advised by a model fitted on the others
+(scenarios of the same definition left out with it).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from c3prof.advise.data import MeasuredRun, MeasuredScenario
 from c3prof.advise.fit import capture_inputs, fit
-from c3prof.advise.model import AdviceModel
+from c3prof.advise.model import AdviceModel, gemm_tiles
 from c3prof.advise.predict import Advice, advise
 
 SM_COUNT = 132            # H200 SMs (the grid estimate of the smaller-grid rule)
 PCIE_COPY_CTAS = 16       # c3prof's SM copy kernel over PCIe (backends/cuda/transports.default_sm_ctas)
-GEMM_TILE = 128
 RULES = ("advice", "oracle", "always base", "always sp", "always dma", "smaller grid first")
 
 
 def gemm_grid(s: MeasuredScenario) -> int:
-    return math.ceil(s.gemm.m / GEMM_TILE) * math.ceil(s.gemm.n / GEMM_TILE)
+    return gemm_tiles(s.gemm)
 
 
 def comm_grid(s: MeasuredScenario) -> int:
@@ -122,8 +121,9 @@ def score(model: AdviceModel, s: MeasuredScenario) -> ScenarioScore:
 
 
 def loso(scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:
-    """Each scenario advised by a model fitted on all the others."""
-    return [score(fit(scenarios[:i] + scenarios[i + 1:]), s) for i, s in enumerate(scenarios)]
+    """Each scenario advised by a model fitted on all the others, leaving out every scenario of the
+    same definition (the same GEMM and transfer under another name, e.g. in another suite) too."""
+    return [score(fit([o for o in scenarios if o.definition != s.definition]), s) for s in scenarios]
 
 
 def held_out(model: AdviceModel, scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:

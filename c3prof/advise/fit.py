@@ -30,8 +30,8 @@ def capture_inputs(s: MeasuredScenario) -> Inputs:
 def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, float]]:
     """(candidate, log(measured / predicted) T_cc) of every run, each scenario predicted without itself."""
     out = []
-    for i, s in enumerate(scenarios):
-        sub = fit_tables(scenarios[:i] + scenarios[i + 1:])
+    for s in scenarios:
+        sub = fit_tables([o for o in scenarios if o.definition != s.definition])
         for key, run in s.runs.items():
             if key not in sub.params:
                 continue

@@ -37,6 +37,7 @@ from c3prof.scenarios import CommSpec, GemmSpec
 
 K = 3
 SOFTEN = 0.25
+GEMM_TILE = 128
 # Distance between links: the same link, another PCIe direction, or another kind of link.
 LINK_DISTANCE = {"same": 0.0, "pcie": 1.0, "other": 3.0}
 
@@ -54,22 +55,29 @@ class Shape:
     link: str
     log_ai: float        # GEMM arithmetic intensity, FLOP per byte of operands and result
     log_flops: float
-    log_bytes: float     # communication bytes (each way for pcie_bidir)
+    log_tiles: float     # GEMM output tiles of GEMM_TILE x GEMM_TILE: how much of the GPU its grid fills
+    log_chunk: float     # bytes per copy (each way for pcie_bidir)
     log_copies: float    # number of copies the bytes are split into
 
     @classmethod
     def of(cls, gemm: GemmSpec, comm: CommSpec) -> "Shape":
+        copies = max(comm.chunks, 1)
         return cls(link=comm.link or "pcie_h2d", log_ai=math.log2(gemm.arithmetic_intensity),
-                   log_flops=math.log2(gemm.flops), log_bytes=math.log2(comm.bytes),
-                   log_copies=math.log2(max(comm.chunks, 1)))
+                   log_flops=math.log2(gemm.flops), log_tiles=math.log2(gemm_tiles(gemm)),
+                   log_chunk=math.log2(comm.bytes / copies), log_copies=math.log2(copies))
+
+
+def gemm_tiles(gemm: GemmSpec) -> int:
+    """An estimate of the GEMM's grid (cuBLAS picks the real tile; 128 x 128 is a typical Hopper one)."""
+    return math.ceil(gemm.m / GEMM_TILE) * math.ceil(gemm.n / GEMM_TILE)
 
 
 def gemm_distance(a: Shape, b: Shape) -> float:
-    return abs(a.log_ai - b.log_ai) / 2 + abs(a.log_flops - b.log_flops) / 4
+    return abs(a.log_ai - b.log_ai) / 2 + abs(a.log_tiles - b.log_tiles) / 2
 
 
 def comm_distance(a: Shape, b: Shape) -> float:
-    return abs(a.log_bytes - b.log_bytes) / 2 + abs(a.log_copies - b.log_copies) / 2
+    return abs(a.log_chunk - b.log_chunk) / 2 + abs(a.log_copies - b.log_copies) / 2
 
 
 @dataclass(frozen=True)

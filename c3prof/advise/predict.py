@@ -49,8 +49,8 @@ class Prediction:
 
 def _overlap_distance(shape: Shape, log_ratio: float):
     def distance(r: Row) -> float:
-        return (link_distance(shape.link, r.shape.link) + abs(shape.log_ai - r.shape.log_ai) / 2
-                + abs(log_ratio - r.log_ratio) + abs(shape.log_copies - r.shape.log_copies) / 4)
+        return (link_distance(shape.link, r.shape.link) + gemm_distance(shape, r.shape)
+                + abs(log_ratio - r.log_ratio) + abs(shape.log_copies - r.shape.log_copies) / 2)
     return distance
 
 

@@ -21,18 +21,25 @@ def _errors(value: float, interval: list[float] | None) -> list[list[float]]:
     return [[max(value - interval[0], 0.0)], [max(interval[1] - value, 0.0)]]
 
 
-def _draw_scenario(ax, sc: dict, seen: set[str], order: list[str]) -> None:
+def _draw_scenario(ax, sc: dict, order: list[str]) -> None:
     advised = sc["choices"]["advice"]["choice"]
     for r in sc["runs"]:
-        strategy = r["candidate"].split("/", 1)[0]
+        best = r["candidate"] == sc["measured_best"]
         x, y = r["measured_t_cc_ms"], r["predicted_t_cc_ms"]
         ax.errorbar([x], [y], xerr=_errors(x, r["measured_t_cc_ci_ms"]), yerr=_errors(y, r["predicted_t_cc_interval_ms"]),
-                    fmt="*" if r["candidate"] == sc["measured_best"] else "o", ms=8 if r["candidate"] == sc["measured_best"] else 4,
-                    color=color(strategy, order), elinewidth=0.6, alpha=0.8,
-                    label=strategy if strategy not in seen else None)
-        seen.add(strategy)
+                    fmt="*" if best else "o", ms=8 if best else 4, color=color(r["candidate"].split("/", 1)[0], order),
+                    elinewidth=0.6, alpha=0.8)
         if r["candidate"] == advised:
             ax.plot([x], [y], "o", ms=11, mfc="none", mec="black", mew=0.8)
+
+
+def _legend(ax, order: list[str]) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], ls="", marker="o", color=color(s, order), label=s) for s in order]
+    handles += [Line2D([], [], ls="", marker="*", ms=8, color="grey", label="measured best"),
+                Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", label="recommended")]
+    ax.legend(handles=handles, fontsize=7, loc="upper left")
 
 
 def plot(validation: dict, outdir: Path) -> list[Path]:
@@ -42,9 +49,8 @@ def plot(validation: dict, outdir: Path) -> list[Path]:
     order = sorted({r["candidate"].split("/", 1)[0] for r in runs})
     fig = new_figure(6.5, 6.0)
     ax = fig.add_subplot()
-    seen: set[str] = set()
     for sc in validation["scenarios"]:
-        _draw_scenario(ax, sc, seen, order)
+        _draw_scenario(ax, sc, order)
     lo = min(min(r["measured_t_cc_ms"], r["predicted_t_cc_ms"]) for r in runs) * 0.8
     hi = max(max(r["measured_t_cc_ms"], r["predicted_t_cc_ms"]) for r in runs) * 1.25
     ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
@@ -57,9 +63,8 @@ def plot(validation: dict, outdir: Path) -> list[Path]:
     adv = next(r for r in validation["summary"] if r["method"] == "advice")
     held = "all held out" if validation["all_held_out"] else "NOT all held out"
     ax.set_title(f"{validation['kind']} ({held}): {len(validation['scenarios'])} scenarios, "
-                 f"advice hits {adv['hits']}/{adv['n']}\n"
-                 "star = measured best, ring = recommended", fontsize=9)
-    ax.legend(fontsize=7, title="strategy", title_fontsize=7, loc="upper left")
+                 f"advice hits {adv['hits']}/{adv['n']}", fontsize=9)
+    _legend(ax, order)
     return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}"))
 
 

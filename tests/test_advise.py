@@ -187,23 +187,41 @@ def test_cli_json_schema(tmp_path, capsys):
         lo, hi = rec["t_cc_interval_ms"]
         assert lo <= rec["t_cc_ms"] <= hi and rec["settings"]
         assert a["runner_up"]["t_cc_ms"] >= rec["t_cc_ms"]
-    assert (tmp_path / "fig" / "advise_evaluate.png").stat().st_size > 0
+    for name in ("advise_evaluate", "advise_evaluate_scenarios"):
+        assert (tmp_path / "fig" / f"{name}.png").stat().st_size > 0 and (tmp_path / "fig" / f"{name}.pdf").exists()
+
+
+def _advise_json(capsys, *argv) -> dict:
+    capsys.readouterr()
+    assert main(["advise", *argv, "--train", D1, "--no-loso", "--json", "-"]) == 0
+    return json.loads(capsys.readouterr().out)
 
 
 def test_cli_advises_on_an_ingested_trace(tmp_path, capsys):
     ingest_dir = tmp_path / "ingest"
     assert main(["ingest", str(DATA / "h200_kineto_c3overlap.json.gz"), "--out", str(ingest_dir), "-q"]) == 0
-    capsys.readouterr()
-    assert main(["advise", str(ingest_dir / "ingest.json"), "--train", D1, "--no-loso", "--json", "-"]) == 0
-    doc = json.loads(capsys.readouterr().out)
     ingested = json.loads((ingest_dir / "ingest.json").read_text())
     transfers = [r for r in ingested["results"] if r.get("replay_op") == "transfer"]
+    doc = _advise_json(capsys, str(ingest_dir / "ingest.json"))
     assert len(doc["advice"]) == len(transfers) > 0
     for a, r in zip(doc["advice"], transfers):
         ts = a["time_saved"]
         assert ts["label"].startswith("PREDICTION") and ts["traced_t_cc_ms"] == r["medians_ms"]["concurrent"]
-        per_step = ts["instances_per_step"]
-        assert ts["saved_ms"] == pytest.approx((ts["traced_t_cc_ms"] - a["recommended"]["t_cc_ms"]) * per_step)
+        assert a["inputs"]["t_g_ms"] == r["t_gemm_alone_ms"]
+        # the traced job already copies on the copy engines: applying dma saves nothing
+        assert r["carrier"] == "copy_engine" and ts["traced_as"] == "dma/default"
+        if a["recommended"]["candidate"] == "dma/default":
+            assert ts["saved_ms"] == 0 and "already runs" in ts["note"]
+
+    # SYNTHETIC edit (not measured): the same regions as if the job had copied on SMs
+    for r in ingested["results"]:
+        r["carrier"] = "sm"
+    edited = tmp_path / "ingest_sm.json"
+    edited.write_text(json.dumps(ingested))
+    for a in _advise_json(capsys, str(edited))["advice"]:
+        ts, preds = a["time_saved"], {p["candidate"]: p for p in a["candidates"]}
+        expected = (preds["base/default"]["t_cc_ms"] - a["recommended"]["t_cc_ms"]) * ts["instances_per_step"]
+        assert ts["traced_as"] == "base/default" and ts["saved_ms"] == pytest.approx(expected)
         assert ts["saved_interval_ms"][0] <= ts["saved_ms"] <= ts["saved_interval_ms"][1]
 
 

@@ -31,8 +31,9 @@ def advice_lines(a: dict) -> list[str]:
     ts = a.get("time_saved")
     if ts:
         lines.append(f"  {ts['label']}: saves {_ms(ts['saved_ms'])} ms per {ts['per']}{_interval(ts['saved_interval_ms'])}"
-                     f" (traced T_cc {_ms(ts['traced_t_cc_ms'])} ms on {ts['traced_carrier']}, "
-                     f"{ts['instances_per_step']:g} instances)")
+                     f" against {ts['traced_as']} ({ts['instances_per_step']:g} instances; traced T_cc "
+                     f"{_ms(ts['traced_t_cc_ms'])} ms, predicted {_ms(ts['predicted_now_t_cc_ms'])} ms)"
+                     + (f"; {ts['note']}" if ts.get("note") else ""))
     return lines
 
 

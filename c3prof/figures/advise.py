@@ -1,9 +1,14 @@
 """Predicted vs measured T_cc of every run of every evaluated scenario (``c3prof advise --figures``).
 
-One figure per validation (``advise_evaluate`` for ``--evaluate``, ``advise_loso``): x is the measured median T_cc with
-its 95% round-paired bootstrap interval, y the model's prediction with its empirical interval, both
-on log axes, one colour per strategy; the recommended run of each scenario is ringed and the
-measured best is a star. Points on the diagonal are predicted exactly.
+Two figures per validation (``advise_evaluate*`` for ``--evaluate``, ``advise_loso*``):
+
+- ``advise_<kind>``: every run of every scenario; x is the measured median T_cc with its 95%
+  round-paired bootstrap interval, y the model's prediction with its empirical interval, both on log
+  axes, one colour per strategy; the recommended run is ringed and the measured best is a star.
+  Points on the diagonal are predicted exactly.
+- ``advise_<kind>_scenarios``: one row per scenario, T_cc relative to the measured best: the
+  recommended run measured (dot, interval) and predicted (open diamond, interval), the best (star).
+  A dot at 1 is a perfect pick; its distance from 1 is the loss.
 """
 
 from __future__ import annotations
@@ -68,9 +73,46 @@ def plot(validation: dict, outdir: Path) -> list[Path]:
     return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}"))
 
 
+def _relative(value: float, interval: list[float] | None, ref: float) -> tuple[float, list[list[float]]]:
+    return value / ref, _errors(value / ref, [x / ref for x in interval] if interval else None)
+
+
+def _scenario_row(ax, y: int, sc: dict) -> None:
+    runs = {r["candidate"]: r for r in sc["runs"]}
+    best, advised = runs.get(sc["measured_best"]), runs.get(sc["choices"]["advice"]["choice"])
+    if best is None or advised is None:
+        return
+    ref = best["measured_t_cc_ms"]
+    x, err = _relative(best["measured_t_cc_ms"], best["measured_t_cc_ci_ms"], ref)
+    ax.errorbar([x], [y], xerr=err, fmt="*", ms=9, color="black", elinewidth=0.6)
+    strategy = advised["candidate"].split("/", 1)[0]
+    x, err = _relative(advised["measured_t_cc_ms"], advised["measured_t_cc_ci_ms"], ref)
+    ax.errorbar([x], [y + 0.15], xerr=err, fmt="o", ms=5, color=color(strategy, []), elinewidth=0.8)
+    x, err = _relative(advised["predicted_t_cc_ms"], advised["predicted_t_cc_interval_ms"], ref)
+    ax.errorbar([x], [y - 0.15], xerr=err, fmt="D", ms=5, mfc="none", color=color(strategy, []), elinewidth=0.8)
+
+
+def plot_scenarios(validation: dict, outdir: Path) -> list[Path]:
+    scenarios = [sc for sc in validation["scenarios"] if sc["runs"]]
+    if not scenarios:
+        return []
+    fig = new_figure(7.5, 1.2 + 0.3 * len(scenarios))
+    ax = fig.add_subplot()
+    for y, sc in enumerate(scenarios):
+        _scenario_row(ax, y, sc)
+    ax.set_yticks(range(len(scenarios)), [f"{sc['scenario']} -> {sc['choices']['advice']['choice']}" for sc in scenarios],
+                  fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("T_cc / measured best T_cc (intervals: measured 95% CI, predicted empirical 95%)", fontsize=8)
+    ax.set_title(f"{validation['kind']}: the recommendation per scenario\nstar: best; dot: advice, measured; "
+                 "diamond: advice, predicted", fontsize=9)
+    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}") + "_scenarios")
+
+
 def write(doc: dict, outdir: str) -> list[Path]:
     out = Path(outdir)
     written: list[Path] = []
     for v in doc["validation"]:
-        written += plot(v, out)
+        written += plot(v, out) + plot_scenarios(v, out)
     return written

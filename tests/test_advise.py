@@ -88,7 +88,7 @@ def test_loso_hit_and_loss_follow_the_measurements(train, loso_scores):
     for sc, s in zip(loso_scores, train.scenarios):
         assert sc.held_out   # leave-one-out: the scenario's shape is not in its model's training
         best = min(r.t_cc for r in s.runs.values())
-        for rule, c in sc.choices.items():
+        for c in sc.choices.values():
             assert c.loss == pytest.approx(s.runs[c.key].t_cc / best - 1.0)
             assert c.hit == (c.key in sc.ties)
         assert sc.choices["oracle"].loss == 0 and sc.choices["oracle"].hit

@@ -61,12 +61,14 @@ def _document(args) -> dict:
     train = measured_set(args.train)
     model = fit(train.scenarios)
     notes: list[str] = []
-    advice = [advice_json(model, t, advise(model, t.inputs)) for t in targets(args.inputs, args.suite, model.rates, notes)]
+    advice = [advice_json(model, t, advise(model, t.inputs))
+              for t in targets(args.inputs, args.suite, model.rates, notes)]
     validations = []
     if not args.no_loso:
         validations.append(validation_json(loso(train.scenarios), "loso", train.sources))
     if args.evaluate:
         ev = measured_set(args.evaluate)
+        notes += [f"--evaluate: {n}" for n in ev.notes]
         if ev.platform != train.platform:
             notes.append(f"evaluated on {ev.platform}, trained on {train.platform}")
         validations.append(validation_json(held_out(model, ev.scenarios), "evaluate", ev.sources))

@@ -16,7 +16,7 @@ import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun, load
 from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, base_runs, run_metrics
-from c3prof.analysis.stats import percentile_ci
+from c3prof.analysis.stats import MIN_REPS, percentile_ci
 from c3prof.errors import C3profError
 from c3prof.scenarios import CommSpec, GemmSpec
 
@@ -41,6 +41,8 @@ class MeasuredRun:
     fraction: float | None           # fraction of ideal against base (analysis.speedup)
     fraction_ci: list[float] | None
     n_reps: int
+    gemm_slowdown: float | None = None        # concurrent gemm_ms / GEMM alone (analysis.speedup)
+    gemm_slowdown_ci: list[float] | None = None
 
 
 @dataclass
@@ -76,12 +78,25 @@ def _specs(run: MergedRun) -> tuple[GemmSpec, CommSpec]:
 def _measured_run(group: Group, run: MergedRun, base: MergedRun, bank: SeriesBank) -> MeasuredRun:
     m = run_metrics(run, base, bank)
     tcc = bank.get(run, "concurrent", "total_ms")
-    ci = percentile_ci(tcc.replicates, bank.settings.confidence) if tcc.n >= 3 else None
+    assert tcc is not None, "a complete run has a concurrent phase"
+    ci = percentile_ci(tcc.replicates, bank.settings.confidence) if tcc.n >= MIN_REPS else None
     return MeasuredRun(key=run_key(run.strategy, run.variant), strategy=run.strategy, variant=run.variant,
                        params=dict(run.params), carrier=group.carrier(run.transport)[0],
-                       t_g=float(m.medians["T_g"]), t_c=float(m.medians["T_c"]), t_cc=float(tcc.median),
+                       t_g=_ms(m.medians["T_g"]), t_c=_ms(m.medians["T_c"]), t_cc=float(tcc.median),
                        t_cc_ci=ci.as_list() if ci is not None else None,
-                       fraction=m.fraction.value, fraction_ci=m.fraction.ci_list, n_reps=tcc.n)
+                       fraction=m.fraction.value, fraction_ci=m.fraction.ci_list, n_reps=tcc.n,
+                       gemm_slowdown=m.gemm_slowdown.value, gemm_slowdown_ci=m.gemm_slowdown.ci_list)
+
+
+def _ms(value: float | None) -> float:
+    assert value is not None, "a complete run has every phase"
+    return float(value)
+
+
+def _median(run: MergedRun, phase: str) -> float:
+    values = run.series(phase, "total_ms")
+    assert values is not None, "a complete run has every phase"
+    return float(np.median(values))
 
 
 def _group_scenarios(group: Group, boot: BootstrapSettings, notes: list[str]) -> list[MeasuredScenario]:
@@ -104,8 +119,7 @@ def _group_scenarios(group: Group, boot: BootstrapSettings, notes: list[str]) ->
             bank.begin_scenario(group.key, name, runs)
             gemm, comm = _specs(base)
             ms = MeasuredScenario(name=name, gemm=gemm, comm=comm,
-                                  base_t_g=float(np.median(base.series("gemm", "total_ms"))),
-                                  base_t_c=float(np.median(base.series("comm", "total_ms"))))
+                                  base_t_g=_median(base, "gemm"), base_t_c=_median(base, "comm"))
             for run in runs:
                 if run.link == base.link:
                     r = _measured_run(group, run, base, bank)

@@ -60,7 +60,7 @@ class Shape:
     log_copies: float    # number of copies the bytes are split into
 
     @classmethod
-    def of(cls, gemm: GemmSpec, comm: CommSpec) -> "Shape":
+    def of(cls, gemm: GemmSpec, comm: CommSpec) -> Shape:
         copies = max(comm.chunks, 1)
         return cls(link=comm.link or "pcie_h2d", log_ai=math.log2(gemm.arithmetic_intensity),
                    log_flops=math.log2(gemm.flops), log_tiles=math.log2(gemm_tiles(gemm)),
@@ -130,10 +130,11 @@ def fit_rates(scenarios: list[MeasuredScenario]) -> RateModel:
     nbytes = max(s.gemm.min_bytes / s.base_t_g for s in scenarios)
     points: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
     for s in scenarios:
-        points.setdefault((s.comm.link, "sm"), []).append((max(s.comm.chunks, 1), s.comm.bytes, s.base_t_c))
+        link, copies = s.comm.link or "pcie_h2d", max(s.comm.chunks, 1)
+        points.setdefault((link, "sm"), []).append((copies, s.comm.bytes, s.base_t_c))
         dma = s.runs.get("dma/default")
         if dma is not None and dma.carrier == "copy_engine":
-            points.setdefault((s.comm.link, "copy_engine"), []).append((max(s.comm.chunks, 1), s.comm.bytes, dma.t_c))
+            points.setdefault((link, "copy_engine"), []).append((copies, s.comm.bytes, dma.t_c))
     return RateModel(flops, nbytes, {k: _fit_transfer(v) for k, v in points.items()})
 
 
@@ -152,11 +153,11 @@ def _fit_transfer(points: list[tuple[int, int, float]]) -> tuple[float, float]:
 class AdviceModel:
     """The fitted tables (see the module docstring) and the empirical prediction interval."""
 
+    rates: RateModel
     gemm_partition: dict[int, list[Row]] = field(default_factory=dict)   # gemm_sms -> rows
     comm_factor: dict[str, list[Row]] = field(default_factory=dict)      # key -> rows
     overlap: dict[str, list[Row]] = field(default_factory=dict)          # key -> rows
     params: dict[str, dict] = field(default_factory=dict)                # key -> the variant's params
-    rates: RateModel | None = None
     # log(measured / predicted) T_cc under leave-one-scenario-out: 2.5% and 97.5% quantiles,
     # over all candidates and per candidate (fit.py)
     residual_q: tuple[float, float] | None = None

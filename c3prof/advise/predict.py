@@ -2,7 +2,8 @@
 
 The interval is empirical: the 2.5% and 97.5% quantiles of log(measured / predicted) T_cc over a
 leave-one-scenario-out pass on the training captures (fit.py), applied to the point prediction:
-the candidate's own residuals where it has at least ``fit.MIN_RESIDUALS``, else all candidates'. It carries how wrong the model was on scenarios it had not seen, not measurement noise.
+the candidate's own residuals where it has at least ``fit.MIN_RESIDUALS``, else all candidates'.
+It carries how wrong the model was on scenarios it had not seen, not measurement noise.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from c3prof.advise.model import (LINK_DISTANCE, AdviceModel, Lookup, Row, Shape, comm_distance, concurrent_time, gemm_distance,
-                                 link_distance, nearest)
+from c3prof.advise.model import (LINK_DISTANCE, AdviceModel, Lookup, Row, Shape, comm_distance, concurrent_time,
+                                 gemm_distance, link_distance, nearest)
 from c3prof.analysis.strategies import DEFAULT_MIN_IDEAL
 from c3prof.scenarios import CommSpec, GemmSpec
 
@@ -64,7 +65,8 @@ def _partition_factor(model: AdviceModel, key: str, shape: Shape) -> Lookup | No
 def _comm_factor(model: AdviceModel, key: str, shape: Shape) -> Lookup | None:
     """From the same kind of link only (PCIe directions stand in for each other, at a distance):
     a carrier's factor over PCIe says nothing about it inside HBM."""
-    rows = [r for r in model.comm_factor.get(key, []) if link_distance(shape.link, r.shape.link) < LINK_DISTANCE["other"]]
+    rows = [r for r in model.comm_factor.get(key, [])
+            if link_distance(shape.link, r.shape.link) < LINK_DISTANCE["other"]]
     return nearest(rows, lambda r: link_distance(shape.link, r.shape.link) + comm_distance(shape, r.shape))
 
 

@@ -30,8 +30,9 @@ def advice_lines(a: dict) -> list[str]:
     lines += [f"    - {s}" for s in rec["settings"]]
     ts = a.get("time_saved")
     if ts:
-        lines.append(f"  {ts['label']}: saves {_ms(ts['saved_ms'])} ms per {ts['per']}{_interval(ts['saved_interval_ms'])}"
-                     f" against {ts['traced_as']} ({ts['instances_per_step']:g} instances; traced T_cc "
+        lines.append(f"  {ts['label']}: saves {_ms(ts['saved_ms'])} ms per {ts['per']}"
+                     f"{_interval(ts['saved_interval_ms'])} against {ts['traced_as']} "
+                     f"({ts['instances_per_step']:g} instances; traced T_cc "
                      f"{_ms(ts['traced_t_cc_ms'])} ms, predicted {_ms(ts['predicted_now_t_cc_ms'])} ms)"
                      + (f"; {ts['note']}" if ts.get("note") else ""))
     return lines
@@ -40,14 +41,17 @@ def advice_lines(a: dict) -> list[str]:
 def validation_lines(v: dict) -> list[str]:
     held = "every scenario held out" if v["all_held_out"] else "NOT held out: some scenario shapes are in training"
     lines = [f"validation: {v['kind']} on {', '.join(v['sources'])} ({held})", f"  rule: {v['hit_rule']}",
-             f"  {'method':20s} {'hits':>7s} {'rate':>6s} {'max loss':>9s} {'mean loss':>10s} {'mean loss|miss':>15s}"]
+             f"  {'method':20s} {'hits':>7s} {'rate':>6s} {'max loss':>9s} {'mean loss':>10s} "
+             f"{'mean loss|miss':>15s}"]
     for r in v["summary"]:
         lines.append(f"  {r['method']:20s} {r['hits']:>3d}/{r['n']:<3d} {_pct(r['hit_rate']):>6s} "
-                     f"{_pct1(r['max_loss']):>9s} {_pct1(r['mean_loss']):>10s} {_pct1(r['mean_loss_when_missed']):>15s}")
+                     f"{_pct1(r['max_loss']):>9s} {_pct1(r['mean_loss']):>10s} "
+                     f"{_pct1(r['mean_loss_when_missed']):>15s}")
     misses = [s for s in v["scenarios"] if not s["choices"]["advice"]["hit"]]
     for s in misses:
         c = s["choices"]["advice"]
-        lines.append(f"  miss: {s['scenario']}: advised {c['choice']} (loss {_pct1(c['loss'])}), best {s['measured_best']}")
+        lines.append(f"  miss: {s['scenario']}: advised {c['choice']} (loss {_pct1(c['loss'])}), "
+                     f"best {s['measured_best']}")
     return lines
 
 

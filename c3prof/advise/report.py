@@ -5,6 +5,8 @@ Format ``c3prof-advise`` version 1 (docs/advise.md describes every field).
 
 from __future__ import annotations
 
+from typing import Any
+
 from c3prof import __version__
 from c3prof.advise.data import MeasuredSet
 from c3prof.advise.evaluate import ScenarioScore, summarize
@@ -21,6 +23,20 @@ HIT_RULE = ("a choice is a hit when its median T_cc is the lowest measured in th
 PREDICTION_LABEL = "PREDICTION from the fitted model (not a measurement)"
 
 
+def interference_json(train: MeasuredSet) -> list[dict]:
+    """Copy-engine interference, as the interference study measures it: per dma run carried by copy
+    engines, the dose (bytes / time alone, GB/s) and the GEMM slowdown beside it with its interval.
+    The model uses it through the dma rows of its tables; this lists it so the advice can be checked."""
+    out = []
+    for s in train.scenarios:
+        r = s.runs.get("dma/default")
+        if r is not None and r.carrier == "copy_engine":
+            moved = s.comm.bytes * (2 if s.comm.link == "pcie_bidir" else 1)
+            out.append({"scenario": s.name, "link": s.comm.link, "rate_gbps": moved / r.t_c / 1e6,
+                        "gemm_slowdown": r.gemm_slowdown, "gemm_slowdown_ci": r.gemm_slowdown_ci})
+    return sorted(out, key=lambda x: (x["link"], x["rate_gbps"]))
+
+
 def model_json(model: AdviceModel) -> dict:
     rates = model.rates
     return {
@@ -30,8 +46,9 @@ def model_json(model: AdviceModel) -> dict:
         "comm_factor": {k: [{"scenario": r.scenario, "link": r.shape.link, "factor": r.value} for r in rows]
                         for k, rows in model.comm_factor.items()},
         "overlap_efficiency": {k: [{"scenario": r.scenario, "link": r.shape.link, "efficiency": r.value,
-                                    "log2_tc_over_tg": r.log_ratio} for r in rows] for k, rows in model.overlap.items()},
-        "rates": None if rates is None else {
+                                    "log2_tc_over_tg": r.log_ratio} for r in rows]
+                               for k, rows in model.overlap.items()},
+        "rates": {
             "gemm_tflops": rates.peak_flops_per_ms / 1e9, "gemm_hbm_gbps": rates.peak_bytes_per_ms / 1e6,
             "transfer": [{"link": link, "carrier": carrier, "latency_us_per_copy": lat * 1e3, "gbps": rate / 1e6}
                          for (link, carrier), (lat, rate) in sorted(model.rates.transfer.items())]},
@@ -52,7 +69,7 @@ def _pred_json(model: AdviceModel, p: Prediction | None) -> dict | None:
 TRACED_AS = {"copy_engine": "dma/default", "sm": "base/default"}
 
 
-def _saved(t: Target, adv: Advice) -> dict | None:
+def _saved(t: Target, adv: Advice) -> dict[str, Any] | None:
     """Expected time saved per step in a traced job if the advice were applied (a prediction).
 
     Both sides come from the model (what the job runs now, by its traced carrier, and the advice),
@@ -64,10 +81,11 @@ def _saved(t: Target, adv: Advice) -> dict | None:
     reg = t.region
     per_step = reg.instances / reg.steps if reg.steps else reg.instances
     now = next((p for p in adv.ranked if p.key == TRACED_AS.get(reg.carrier)), None)
-    out = {"label": PREDICTION_LABEL, "per": "step" if reg.steps else "trace (no ProfilerStep annotations)",
-           "instances_per_step": per_step, "traced_t_cc_ms": reg.t_cc_ms, "traced_carrier": reg.carrier,
-           "traced_as": TRACED_AS.get(reg.carrier), "predicted_now_t_cc_ms": None if now is None else now.t_cc,
-           "saved_ms": None, "saved_interval_ms": None}
+    out: dict[str, Any] = {
+        "label": PREDICTION_LABEL, "per": "step" if reg.steps else "trace (no ProfilerStep annotations)",
+        "instances_per_step": per_step, "traced_t_cc_ms": reg.t_cc_ms, "traced_carrier": reg.carrier,
+        "traced_as": TRACED_AS.get(reg.carrier), "predicted_now_t_cc_ms": None if now is None else now.t_cc,
+        "saved_ms": None, "saved_interval_ms": None}
     if now is None:
         out["note"] = f"the traced carrier {reg.carrier!r} maps to no candidate the model predicts"
         return out
@@ -102,5 +120,5 @@ def build(train: MeasuredSet, model: AdviceModel, advice: list[dict], validation
           notes: list[str]) -> dict:
     return {"format": FORMAT, "version": VERSION, "c3prof_version": __version__,
             "training": {"platform": train.platform, "sources": train.sources, "notes": train.notes,
-                         "model": model_json(model)},
+                         "model": model_json(model), "copy_engine_interference": interference_json(train)},
             "advice": advice, "validation": validations, "notes": notes}

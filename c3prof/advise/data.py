@@ -5,7 +5,7 @@ Every number comes from the analysis layer (c3prof.analysis): traces are merged 
 resampled together by round (``speedup.SeriesBank``), and a run's T_cc interval is the percentile
 interval of its median's round-paired bootstrap replicates. Only single-GPU ``transfer`` scenarios
 with a complete ``base`` run are kept (base gives the isolated GEMM and SM-carrier times every
-prediction starts from); what is left out is noted.
+prediction starts from), and only runs whose bytes validated; what is left out is noted.
 """
 
 from __future__ import annotations
@@ -121,7 +121,9 @@ def _group_scenarios(group: Group, boot: BootstrapSettings, notes: list[str]) ->
             ms = MeasuredScenario(name=name, gemm=gemm, comm=comm,
                                   base_t_g=_median(base, "gemm"), base_t_c=_median(base, "comm"))
             for run in runs:
-                if run.link == base.link:
+                if any(not v.get("ok", True) for v in run.validations):
+                    notes.append(f"{run.id}: left out: its transfer failed byte validation")
+                elif run.link == base.link:
                     r = _measured_run(group, run, base, bank)
                     ms.runs[r.key] = r
             bank.clear()

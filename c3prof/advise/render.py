@@ -42,11 +42,12 @@ def validation_lines(v: dict) -> list[str]:
     held = "every scenario held out" if v["all_held_out"] else "NOT held out: some scenario shapes are in training"
     lines = [f"validation: {v['kind']} on {', '.join(v['sources'])} ({held})", f"  rule: {v['hit_rule']}",
              f"  {'method':20s} {'hits':>7s} {'rate':>6s} {'max loss':>9s} {'mean loss':>10s} "
-             f"{'mean loss|miss':>15s}"]
+             f"{'mean loss|miss':>15s} {'unscored':>9s}"]
     for r in v["summary"]:
         lines.append(f"  {r['method']:20s} {r['hits']:>3d}/{r['n']:<3d} {_pct(r['hit_rate']):>6s} "
                      f"{_pct1(r['max_loss']):>9s} {_pct1(r['mean_loss']):>10s} "
-                     f"{_pct1(r['mean_loss_when_missed']):>15s}")
+                     f"{_pct1(r['mean_loss_when_missed']):>15s} {r['unscored']:>9d}")
+    lines.append("  (unscored: the method's choice was not measured in the scenario; it counts as a miss)")
     misses = [s for s in v["scenarios"] if not s["choices"]["advice"]["hit"]]
     for s in misses:
         c = s["choices"]["advice"]

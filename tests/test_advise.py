@@ -14,7 +14,7 @@ import pytest
 from report_helpers import DATA
 
 from c3prof.advise.data import MeasuredRun, MeasuredScenario, measured_set
-from c3prof.advise.evaluate import RULES, loso, measured_best, rule_choice, score, summarize
+from c3prof.advise.evaluate import RULES, interval_coverage, loso, measured_best, rule_choice, score, summarize
 from c3prof.advise.fit import capture_inputs, fit
 from c3prof.advise.predict import advise
 from c3prof.advise.settings import settings_for
@@ -114,6 +114,17 @@ def test_summary_counts_hits_and_losses(loso_scores):
     assert rows["oracle"]["hits"] == 15 and rows["oracle"]["max_loss"] == 0
 
 
+def test_interval_coverage_counts_runs_inside_their_interval(loso_scores):
+    cov = interval_coverage(loso_scores)
+    inside = total = 0
+    for sc in loso_scores:
+        for p in sc.advice.ranked:
+            lo, hi = p.t_cc_interval
+            inside += lo <= sc.measured[p.key].t_cc <= hi
+            total += 1
+    assert (cov["inside"], cov["runs"]) == (inside, total) and total == sum(len(sc.measured) for sc in loso_scores)
+
+
 def test_fixed_rules(train):
     for s in train.scenarios:
         assert rule_choice("always base", s) == "base/default"
@@ -181,6 +192,7 @@ def test_cli_json_schema(tmp_path, capsys):
     v = doc["validation"][0]
     assert v["all_held_out"] is False   # default_2 repeats default_1's shapes: not a held-out test
     assert len(v["scenarios"]) == 15 and {r["method"] for r in v["summary"]} == set(RULES)
+    assert 0 <= v["interval_coverage"]["inside"] <= v["interval_coverage"]["runs"]
     for a in doc["advice"]:
         rec = a["recommended"]
         assert a["inputs"]["source"] == "rate model" and a["label"].startswith("PREDICTION")

@@ -130,6 +130,15 @@ def held_out(model: AdviceModel, scenarios: list[MeasuredScenario]) -> list[Scen
     return [score(model, s) for s in scenarios]
 
 
+def interval_coverage(scores: list[ScenarioScore]) -> dict:
+    """How often the measured median T_cc of a run lies inside its predicted interval (the interval
+    claims 95%; on scenarios unlike the training ones it may cover less, and this says so)."""
+    pairs = [(sc.measured[p.key].t_cc, p.t_cc_interval) for sc in scores for p in sc.advice.ranked
+             if p.t_cc_interval is not None]
+    inside = sum(lo <= t <= hi for t, (lo, hi) in pairs)
+    return {"runs": len(pairs), "inside": inside, "share": inside / len(pairs) if pairs else None}
+
+
 def summarize(scores: list[ScenarioScore]) -> list[dict]:
     """Per method: hits, hit rate, and the loss in T_cc (max, mean over all, mean over misses)."""
     rows = []

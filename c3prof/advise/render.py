@@ -48,6 +48,10 @@ def validation_lines(v: dict) -> list[str]:
                      f"{_pct1(r['max_loss']):>9s} {_pct1(r['mean_loss']):>10s} "
                      f"{_pct1(r['mean_loss_when_missed']):>15s} {r['unscored']:>9d}")
     lines.append("  (unscored: the method's choice was not measured in the scenario; it counts as a miss)")
+    cov = v["interval_coverage"]
+    if cov["runs"]:
+        lines.append(f"  predicted 95% intervals hold the measured T_cc of {cov['inside']} of {cov['runs']} runs "
+                     f"({_pct(cov['share'])})")
     misses = [s for s in v["scenarios"] if not s["choices"]["advice"]["hit"]]
     for s in misses:
         c = s["choices"]["advice"]

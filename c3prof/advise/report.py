@@ -9,7 +9,7 @@ from typing import Any
 
 from c3prof import __version__
 from c3prof.advise.data import MeasuredSet
-from c3prof.advise.evaluate import ScenarioScore, summarize
+from c3prof.advise.evaluate import ScenarioScore, interval_coverage, summarize
 from c3prof.advise.inputs import Target
 from c3prof.advise.model import AdviceModel
 from c3prof.advise.predict import Advice, Prediction
@@ -113,7 +113,8 @@ def advice_json(model: AdviceModel, t: Target, adv: Advice) -> dict:
 def validation_json(scores: list[ScenarioScore], kind: str, sources: list[str]) -> dict:
     return {"kind": kind, "sources": sources, "hit_rule": HIT_RULE,
             "all_held_out": all(s.held_out for s in scores),
-            "summary": summarize(scores), "scenarios": [s.to_json() for s in scores]}
+            "summary": summarize(scores), "interval_coverage": interval_coverage(scores),
+            "scenarios": [s.to_json() for s in scores]}
 
 
 def build(train: MeasuredSet, model: AdviceModel, advice: list[dict], validations: list[dict],

@@ -279,6 +279,18 @@ def test_output_may_not_overwrite_a_training_trace(tmp_path, capsys):
     assert copy.read_bytes() == before
 
 
+HELDOUT = DATA / "h200_heldout.jsonl"
+
+
+@pytest.mark.skipif(not HELDOUT.exists(), reason="tests/data/h200_heldout.jsonl (captured by the lead) is not here")
+def test_heldout_capture_is_held_out_and_fully_scored(train):
+    heldout = measured_set([str(HELDOUT)])
+    scores = [score(fit(train.scenarios), s) for s in heldout.scenarios]
+    assert len(scores) == 30 and all(sc.held_out for sc in scores)
+    for sc in scores:   # every method's choice was measured: nothing is left unscored
+        assert all(c.loss is not None for c in sc.choices.values())
+
+
 def test_scoring_a_scenario_with_the_full_model_marks_it_not_held_out(train):
     model = fit(train.scenarios)
     assert not score(model, train.scenarios[0]).held_out

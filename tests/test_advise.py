@@ -54,6 +54,7 @@ def synthetic_scenario() -> MeasuredScenario:
 
 def test_measured_set_reads_every_default_scenario(train):
     assert len(train.scenarios) == 15 and train.platform == "NVIDIA H200"
+    assert {s.sm_count for s in train.scenarios} == {132}   # gemm_sms + comm_sms of the rp runs
     for s in train.scenarios:
         assert "base/default" in s.runs
         assert s.base_t_g == s.runs["base/default"].t_g and s.base_t_c == s.runs["base/default"].t_c

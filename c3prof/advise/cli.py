@@ -78,12 +78,13 @@ def _document(args) -> dict:
 
 
 def run(args) -> int:
-    from c3prof.analysis.dataset import expand_paths
-    from c3prof.outputs import atomic_directory, check_outputs, write_text_atomic
     import json
 
-    ins = [p for p in [*args.train, *(args.evaluate or [])]]
-    outputs = check_outputs([*expand_paths(ins), *args.inputs], _outputs(args))
+    from c3prof.analysis.dataset import expand_paths
+    from c3prof.outputs import atomic_directory, check_outputs, write_text_atomic
+
+    traces = expand_paths([*args.train, *(args.evaluate or [])])
+    outputs = check_outputs([*traces, *args.inputs], _outputs(args))
     doc = _document(args)
     text = json.dumps(doc, indent=1, allow_nan=False, default=str)
     written = []

@@ -55,6 +55,15 @@ class MeasuredScenario:
     runs: dict[str, MeasuredRun] = field(default_factory=dict)
 
     @property
+    def sm_count(self) -> int | None:
+        """The GPU's SMs, from a run that split them (gemm_sms + comm_sms); None without one."""
+        for r in self.runs.values():
+            g, c = r.params.get("gemm_sms"), r.params.get("comm_sms")
+            if isinstance(g, int) and isinstance(c, int):
+                return g + c
+        return None
+
+    @property
     def definition(self) -> tuple:
         """What makes two scenarios the same experiment (names may differ between suites)."""
         return (self.gemm, self.comm)

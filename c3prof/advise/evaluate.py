@@ -30,17 +30,13 @@ from c3prof.advise.fit import capture_inputs, fit
 from c3prof.advise.model import AdviceModel, gemm_tiles
 from c3prof.advise.predict import Advice, advise
 
-SM_COUNT = 132            # H200 SMs (the grid estimate of the smaller-grid rule)
+H200_SMS = 132            # the smaller-grid rule's SM count when no run of the scenario split the SMs
 PCIE_COPY_CTAS = 16       # c3prof's SM copy kernel over PCIe (backends/cuda/transports.default_sm_ctas)
 RULES = ("advice", "oracle", "always base", "always sp", "always dma", "smaller grid first")
 
 
-def gemm_grid(s: MeasuredScenario) -> int:
-    return gemm_tiles(s.gemm)
-
-
 def comm_grid(s: MeasuredScenario) -> int:
-    return PCIE_COPY_CTAS if (s.comm.link or "").startswith("pcie") else 2 * SM_COUNT
+    return PCIE_COPY_CTAS if (s.comm.link or "").startswith("pcie") else 2 * (s.sm_count or H200_SMS)
 
 
 def rule_choice(rule: str, s: MeasuredScenario) -> str:
@@ -51,7 +47,7 @@ def rule_choice(rule: str, s: MeasuredScenario) -> str:
     if rule == "always dma":
         return "dma/default" if "dma/default" in s.runs else "base/default"
     if rule == "smaller grid first":
-        return "sp/comm_first" if comm_grid(s) < gemm_grid(s) else "sp/gemm_first"
+        return "sp/comm_first" if comm_grid(s) < gemm_tiles(s.gemm) else "sp/gemm_first"
     raise ValueError(rule)
 
 

@@ -6,17 +6,17 @@ average (``K`` neighbours, weight 1 / (distance + ``SOFTEN``)):
 
 1. **GEMM partition factor** ``T_g(variant) / T_g(whole GPU)``: how much slower the GEMM runs on the
    SMs a partition leaves it (``gemm_sms``); neighbours: same SM count, similar GEMM (arithmetic
-   intensity, FLOPs). 1 for unpartitioned variants.
+   intensity, grid). 1 for unpartitioned variants.
 2. **Communication factor** ``T_c(variant) / T_c(base)``: the same bytes on another carrier (copy
-   engines: ``dma``), on a partition's SMs, or with fewer CTAs; neighbours: same variant and link,
-   similar size and copy count.
+   engines: ``dma``), on a partition's SMs, or with fewer CTAs; neighbours: same variant over the
+   same kind of link (PCIe or HBM), similar copy size and count.
 3. **Overlap efficiency** ``e = (T_g' + T_c' - T_cc) / min(T_g', T_c')``: the share of the shorter
    side hidden under the longer one (1: perfect overlap, 0: serial, < 0: worse than serial). It
    carries what launch order, stream priority and carrier do to the pair; neighbours: same variant,
-   similar link, GEMM and time ratio T_c'/T_g'.
+   similar link, GEMM, time ratio T_c'/T_g' and copy count.
 
 Then ``T_cc = T_g' + T_c' - e * min(T_g', T_c')``. Inputs (all known before running the scenario):
-the GEMM shape and dtype (FLOPs, bytes, arithmetic intensity), the link, bytes and copy count, and
+the GEMM shape and dtype (FLOPs, bytes, arithmetic intensity, grid), the link, bytes and copy count, and
 the isolated times T_g (GEMM on the whole GPU) and T_c (SM carrier), taken from a capture's base
 run or from the rate model below when only a scenario file is given.
 
@@ -167,6 +167,7 @@ class AdviceModel:
     n_residuals: int = 0
     training: list[str] = field(default_factory=list)                    # scenario names
     definitions: set = field(default_factory=set)
+    sm_count: int | None = None     # the training GPU's SMs (gemm_sms + comm_sms of a partitioned run)
 
     @property
     def keys(self) -> list[str]:
@@ -196,7 +197,8 @@ def _add_rows(model: AdviceModel, s: MeasuredScenario) -> None:
 def fit_tables(scenarios: list[MeasuredScenario]) -> AdviceModel:
     """The tables and rate model, without the interval (fit() adds it)."""
     model = AdviceModel(rates=fit_rates(scenarios), training=[s.name for s in scenarios],
-                        definitions={s.definition for s in scenarios})
+                        definitions={s.definition for s in scenarios},
+                        sm_count=next((n for s in scenarios if (n := s.sm_count) is not None), None))
     for s in scenarios:
         _add_rows(model, s)
     return model

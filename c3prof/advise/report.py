@@ -13,7 +13,7 @@ from c3prof.advise.evaluate import ScenarioScore, interval_coverage, summarize
 from c3prof.advise.inputs import Target
 from c3prof.advise.model import AdviceModel
 from c3prof.advise.predict import Advice, Prediction
-from c3prof.advise.settings import settings_for
+from c3prof.advise.settings import DEFAULT_SMS, settings_for
 
 FORMAT = "c3prof-advise"
 VERSION = 1
@@ -62,7 +62,8 @@ def model_json(model: AdviceModel) -> dict:
 def _pred_json(model: AdviceModel, p: Prediction | None) -> dict | None:
     if p is None:
         return None
-    return dict(p.to_json(), settings=settings_for(p.key, model.params.get(p.key, {})))
+    return dict(p.to_json(), settings=settings_for(p.key, model.params.get(p.key, {}),
+                                                     model.sm_count or DEFAULT_SMS))
 
 
 # What a traced job ran, by the carrier the trace shows: copy engines (a memcpy) or SMs (default streams).

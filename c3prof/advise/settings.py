@@ -35,7 +35,10 @@ CTA_LIMIT = ("NCCL collectives: NCCL_MIN_CTAS / NCCL_MAX_CTAS = {n} (environment
              "at {n} CTAs; c3prof measured its SM copy kernel limited to {n} CTAs")
 
 
-def settings_for(key: str, params: dict, sm_count: int = 132) -> list[str]:
+DEFAULT_SMS = 132   # an H200's SMs: the split's other side when the captures do not say
+
+
+def settings_for(key: str, params: dict, sm_count: int = DEFAULT_SMS) -> list[str]:
     """The settings that apply candidate ``key`` (strategy/variant) whose plan parameters are ``params``."""
     strategy = key.split("/", 1)[0]
     if strategy == "base":

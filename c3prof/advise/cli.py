@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.errors import C3profError
+
+MAX_RESAMPLES = 100_000
 
 EXAMPLES = """examples:
   c3prof advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl --suite smoke
@@ -37,6 +40,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--json", "--out", dest="json", metavar="PATH", help="write JSON; '-' for stdout")
     parser.add_argument("--figures", metavar="DIR", help="predicted vs measured T_cc figures (PNG and PDF)")
     parser.add_argument("-q", "--quiet", action="store_true", help="do not print the tables")
+    boot = parser.add_argument_group("measured intervals (the T_cc intervals that decide ties)")
+    boot.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="LEVEL",
+                      help="confidence level of the measured T_cc intervals")
+    boot.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                      help=f"bootstrap resamples (100 to {MAX_RESAMPLES})")
+    boot.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N", help="bootstrap seed")
+
+
+def _bootstrap(args):
+    from c3prof.analysis.speedup import BootstrapSettings
+
+    if not 0 < args.confidence < 1:   # NaN fails this too
+        raise C3profError(f"--confidence must be between 0 and 1, got {args.confidence}")
+    if not 100 <= args.resamples <= MAX_RESAMPLES:
+        raise C3profError(f"--resamples must be between 100 and {MAX_RESAMPLES}, got {args.resamples}")
+    if not 0 <= args.seed < 2**63:
+        raise C3profError(f"--seed must be in [0, 2^63), got {args.seed}")
+    return BootstrapSettings(n_resamples=args.resamples, confidence=args.confidence, seed=args.seed)
 
 
 def _outputs(args):
@@ -58,7 +79,8 @@ def _document(args) -> dict:
     from c3prof.advise.predict import advise
     from c3prof.advise.report import advice_json, build, validation_json
 
-    train = measured_set(args.train)
+    boot = _bootstrap(args)
+    train = measured_set(args.train, boot)
     model = fit(train.scenarios)
     notes: list[str] = []
     advice = [advice_json(model, t, advise(model, t.inputs))
@@ -67,7 +89,7 @@ def _document(args) -> dict:
     if not args.no_loso:
         validations.append(validation_json(loso(train.scenarios), "loso", train.sources))
     if args.evaluate:
-        ev = measured_set(args.evaluate)
+        ev = measured_set(args.evaluate, boot)
         notes += [f"--evaluate: {n}" for n in ev.notes]
         if ev.platform != train.platform:
             notes.append(f"evaluated on {ev.platform}, trained on {train.platform}")

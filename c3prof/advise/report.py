@@ -17,8 +17,8 @@ from c3prof.advise.settings import DEFAULT_SMS, settings_for
 
 FORMAT = "c3prof-advise"
 VERSION = 1
-HIT_RULE = ("a choice is a hit when its median T_cc is the lowest measured in the scenario, or its 95% T_cc "
-            "interval (round-paired bootstrap of the median) overlaps that best run's interval (a tie); "
+HIT_RULE = ("a choice is a hit when its median T_cc is the lowest measured in the scenario, or its T_cc "
+            "interval (round-paired bootstrap of the median, --confidence) overlaps that best run's interval (a tie); "
             "loss = T_cc(choice) / T_cc(best) - 1 on medians")
 PREDICTION_LABEL = "PREDICTION from the fitted model (not a measurement)"
 

@@ -255,6 +255,7 @@ def test_cli_advises_on_a_report_and_a_trace(tmp_path, capsys):
     (["advise", "--train", D1, "--no-loso"], "nothing to do"),
     (["advise", "--suite", "nosuchsuite", "--train", D1, "--no-loso"], "nosuchsuite"),
     (["advise", "--suite", "smoke", "--train", D1, "--resamples", "5"], "--resamples"),
+    (["advise", "--train", D1, "notes.toml"], "give INPUT files before --train"),
     (["advise", "--suite", "smoke", "--train", D1, "--confidence", "nan"], "--confidence"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys, monkeypatch):

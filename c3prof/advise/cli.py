@@ -30,7 +30,8 @@ EXAMPLES = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
     parser.add_argument("inputs", nargs="*", metavar="INPUT",
-                        help="what to advise on: scenario file (.toml), trace (.jsonl), report or ingest JSON (.json)")
+                        help="what to advise on (before --train): scenario file (.toml), trace (.jsonl), report or "
+                             "ingest JSON (.json)")
     parser.add_argument("--train", nargs="+", required=True, metavar="TRACE",
                         help="captures (c3prof capture traces) to fit the model on; repeated captures pool")
     parser.add_argument("--suite", metavar="NAME", help="also advise on a built-in suite (c3prof suites)")
@@ -80,6 +81,10 @@ def _document(args) -> dict:
     from c3prof.advise.report import advice_json, build, validation_json
 
     boot = _bootstrap(args)
+    for flag, paths in (("--train", args.train), ("--evaluate", args.evaluate or [])):
+        odd = [p for p in paths if p.endswith((".toml", ".json"))]
+        if odd:   # nargs="+" takes what follows it: an INPUT written after --train lands here
+            raise C3profError(f"{flag} takes captures (.jsonl), not {odd[0]}: give INPUT files before {flag}")
     train = measured_set(args.train, boot)
     model = fit(train.scenarios)
     notes: list[str] = []

@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "report": ("c3prof.report.cli", "analyze traces: speedups with intervals, taxonomy, falsification, figures"),
     "ingest": ("c3prof.ingest.cli", "find C3 regions in PyTorch profiler traces and turn them into scenarios"),
     "suites": ("c3prof.suites_cli", "list the built-in scenario suites"),
+    "advise": ("c3prof.advise.cli", "recommend a strategy per scenario from a model fitted on captures, and validate it"),
 }
 
 

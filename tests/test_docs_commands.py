@@ -8,7 +8,7 @@ Rules (each command becomes one test; a skipped one says why in pytest's -ra sum
 * A command whose trailing comment says ``placeholder`` (``my.toml``, ``...``) cannot run as
   written: skipped with that comment as the reason. A command that looks like a placeholder
   (``...``, an all-caps argument such as FILE) without that annotation fails the test.
-* ``report``, ``ingest``, ``suites`` and ``--help`` run here, GPU-free, in one temporary directory
+* ``report``, ``ingest``, ``suites``, ``advise`` and ``--help`` run here, GPU-free, in one temporary directory
   per document (commands of a document run in order, so a later one may read an earlier one's
   output), where ``tests/`` points at this repository's tests. Each must exit 0 and create every
   output it names (``--out``, ``-o``, ``--json``, ``--csv``, ``--figures``, ``--perfetto``).
@@ -32,7 +32,7 @@ from conftest import cuda_device_count
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-GPU_FREE = ("report", "ingest", "suites")
+GPU_FREE = ("report", "ingest", "suites", "advise")
 OUTPUT_FLAGS = ("--out", "-o", "--json", "--csv", "--figures", "--perfetto")
 FENCE = re.compile(r"^```(\w*)\s*$")
 PLACEHOLDER_TOKEN = re.compile(r"^(\.\.\.|[A-Z][A-Z_]{2,}(\.\.\.)?)$")

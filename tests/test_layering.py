@@ -4,7 +4,7 @@
 
 Rules (every import counts, including the ones inside functions):
 1. no import cycle among c3prof modules;
-2. analysis/, report/, figures/ and ingest/ import no backend, capture code, torch, CUDA, triton or NVML;
+2. analysis/, report/, figures/, ingest/ and advise/ import no backend, capture code, torch, CUDA, triton or NVML;
 3. capture/ and plan/ import no vendor module (a backend's package, the runtime extension,
    cuda.bindings, pynvml); they reach a backend through c3prof.backends (the registry and base);
 4. backends/ never import capture/; plan/ imports neither capture/ nor backends/.
@@ -110,7 +110,7 @@ def violations(graph: dict[str, list[tuple[str, int, str]]]) -> list[str]:
             edge = f"{mod} imports {target} ({rel}:{line})"
             vendor = (within(target, "c3prof.backends") and target not in NEUTRAL_BACKEND_MODULES) or \
                 within(target, "c3prof._dma")
-            if within(mod, "c3prof.analysis", "c3prof.report", "c3prof.figures", "c3prof.ingest"):
+            if within(mod, "c3prof.analysis", "c3prof.report", "c3prof.figures", "c3prof.ingest", "c3prof.advise"):
                 if within(target, "c3prof.backends", "c3prof.capture", "c3prof._dma", *GPU_LIBS):
                     bad.append(f"GPU-free layer imports GPU code: {edge}")
             if within(mod, "c3prof.capture", "c3prof.plan") and (vendor or within(target, *VENDOR_LIBS)):

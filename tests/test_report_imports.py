@@ -42,8 +42,23 @@ assert rc == 0 and not bad, bad
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_advise_imports_nothing_gpu(tmp_path):
+    train = ROOT / "tests" / "data" / "h200_default_1.jsonl"
+    code = f"""
+import sys
+from c3prof.cli import main
+rc = main(["advise", "--suite", "smoke", "--train", {str(train)!r}, "--no-loso", "-q",
+           "--json", {str(tmp_path / 'a.json')!r}, "--figures", {str(tmp_path / 'fig')!r}])
+bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in {FORBIDDEN!r}))
+print("BAD", bad)
+assert rc == 0 and not bad, bad
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_sources_do_not_import_gpu_modules():
     pattern = re.compile(r"^\s*(from|import)\s+(torch|cuda|c3prof\._dma|c3prof\.capture|c3prof\.backends)\b", re.M)
-    for pkg in ("analysis", "report", "figures", "ingest"):
+    for pkg in ("analysis", "report", "figures", "ingest", "advise"):
         for path in (ROOT / "c3prof" / pkg).rglob("*.py"):
             assert not pattern.search(path.read_text()), path

@@ -1,0 +1,75 @@
+"""Terminal output of ``c3prof advise``: the advice per scenario, then the validation tables."""
+
+from __future__ import annotations
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _interval(iv: list[float] | None, fmt=_ms) -> str:
+    return "" if not iv else f" [{fmt(iv[0])}, {fmt(iv[1])}]"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def advice_lines(a: dict) -> list[str]:
+    rec, run = a["recommended"], a["runner_up"]
+    head = f"{a['scenario']}  ({a['gemm']['m']}x{a['gemm']['n']}x{a['gemm']['k']} {a['gemm']['dtype']}, " \
+           f"{a['comm']['op']} {a['comm']['bytes']} B {a['comm'].get('link', '')}; inputs: {a['inputs']['source']})"
+    if rec is None:
+        return [head, "  no candidate could be predicted: " + "; ".join(a["not_predicted"].values())]
+    lines = [head, f"  recommended {rec['candidate']}: predicted T_cc {_ms(rec['t_cc_ms'])} ms"
+                   f"{_interval(rec['t_cc_interval_ms'])}, fraction of ideal {_pct(rec['fraction_of_ideal'])}"
+                   f"{_interval(rec['fraction_interval'], _pct)}"]
+    if run is not None:
+        lines.append(f"  runner-up   {run['candidate']}: predicted T_cc {_ms(run['t_cc_ms'])} ms"
+                     f"{_interval(run['t_cc_interval_ms'])}")
+    lines += [f"    - {s}" for s in rec["settings"]]
+    ts = a.get("time_saved")
+    if ts:
+        lines.append(f"  {ts['label']}: saves {_ms(ts['saved_ms'])} ms per {ts['per']}"
+                     f"{_interval(ts['saved_interval_ms'])} against {ts['traced_as']} "
+                     f"({ts['instances_per_step']:g} instances; traced T_cc "
+                     f"{_ms(ts['traced_t_cc_ms'])} ms, predicted {_ms(ts['predicted_now_t_cc_ms'])} ms)"
+                     + (f"; {ts['note']}" if ts.get("note") else ""))
+    return lines
+
+
+def validation_lines(v: dict) -> list[str]:
+    held = "every scenario held out" if v["all_held_out"] else "NOT held out: some scenario shapes are in training"
+    lines = [f"validation: {v['kind']} on {', '.join(v['sources'])} ({held})", f"  rule: {v['hit_rule']}",
+             f"  {'method':20s} {'hits':>7s} {'rate':>6s} {'max loss':>9s} {'mean loss':>10s} "
+             f"{'mean loss|miss':>15s} {'unscored':>9s}"]
+    for r in v["summary"]:
+        lines.append(f"  {r['method']:20s} {r['hits']:>3d}/{r['n']:<3d} {_pct(r['hit_rate']):>6s} "
+                     f"{_pct1(r['max_loss']):>9s} {_pct1(r['mean_loss']):>10s} "
+                     f"{_pct1(r['mean_loss_when_missed']):>15s} {r['unscored']:>9d}")
+    lines.append("  (unscored: the method's choice was not measured in the scenario; it counts as a miss)")
+    cov = v["interval_coverage"]
+    if cov["runs"]:
+        lines.append(f"  predicted 95% intervals hold the measured T_cc of {cov['inside']} of {cov['runs']} runs "
+                     f"({_pct(cov['share'])})")
+    misses = [s for s in v["scenarios"] if not s["choices"]["advice"]["hit"]]
+    for s in misses:
+        c = s["choices"]["advice"]
+        lines.append(f"  miss: {s['scenario']}: advised {c['choice']} (loss {_pct1(c['loss'])}), "
+                     f"best {s['measured_best']}")
+    return lines
+
+
+def _pct1(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def render(doc: dict) -> str:
+    lines = [f"c3prof advise: model fitted on {len(doc['training']['model']['training_scenarios'])} scenarios "
+             f"({doc['training']['platform']}; {', '.join(doc['training']['sources'])})"]
+    for a in doc["advice"]:
+        lines += [""] + advice_lines(a)
+    for v in doc["validation"]:
+        lines += [""] + validation_lines(v)
+    lines += [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(lines)

@@ -13,6 +13,10 @@ $C3PROF report tests/data/h200_interference.jsonl --quiet --figures figures/inte
 # Two interference arms with Nsight Compute counters: the mechanism (DRAM read/write mix, L2 sources).
 $C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figures figures/interference_counters \
     --json figures/interference_counters/report.json --timeline-run mb64-h2d-1copy/dma/default
+# `c3prof advise`: fitted on the two default-suite captures, validated leave-one-scenario-out and on the
+# held-out capture (30 shapes not in the default suite): predicted vs measured T_cc.
+$C3PROF advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl \
+    --evaluate tests/data/h200_heldout.jsonl --figures figures/advise --json figures/advise/advise.json >/dev/null
 # A real PyTorch profiler trace through ingest.
 $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest/figures
 # The interference study's controls, rate arms and Nsight Compute grid (two captures reported together):

@@ -86,7 +86,7 @@ def parse_args(argv=None):
     ap.add_argument("--dma-api", type=_list(str), default=["memcpy"])
     ap.add_argument("--dma-chunks", type=_list(int), default=[1])
     ap.add_argument("--dma-streams", type=_list(_streams), default=[1],
-                    help="copy streams per launch, or auto (chosen by world size and size: c3prof/plan/dma_schedule.py)")
+                    help="copy streams per launch, or auto (by world size and size: c3prof/plan/dma_schedule.py)")
     ap.add_argument("--dma-local", type=_list(str), default=["stream"],
                     help="all_to_all local block: stream (own stream, first), ce_hint (own stream, batch copy asking "
                          "for a copy engine), inline (after the peer copies; the old behaviour)")
@@ -109,6 +109,11 @@ def parse_args(argv=None):
     check_nccl_tests_arguments(ap, args)
     if args.corrupt_check and not args.check:
         ap.error("--corrupt-check needs validation: leave out -c 0")
+    from c3prof.plan.dma_schedule import LOCAL_MODES
+
+    bad = [x for x in args.dma_local if x not in LOCAL_MODES]
+    if bad:
+        ap.error(f"--dma-local {bad[0]!r}: known {', '.join(LOCAL_MODES)}")
     return args
 
 
@@ -190,7 +195,8 @@ def configs(args, env):
         elif impl == "nccl_ce":
             out.append(("nccl_ce", "nccl_ce", {}))
         elif impl in ("dma_push", "dma_pull", "dma_auto"):
-            for api, ch, st, local in itertools.product(args.dma_api, args.dma_chunks, args.dma_streams, args.dma_local):
+            options = itertools.product(args.dma_api, args.dma_chunks, args.dma_streams, args.dma_local)
+            for api, ch, st, local in options:
                 out.append((dma_row_name(impl, api, ch, st, local), impl,
                             {"api": api, "chunks": ch, "streams": st, "local": local}))
         else:

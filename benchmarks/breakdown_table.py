@@ -42,10 +42,13 @@ def _line(r: BandwidthRow) -> str:
             f"{calls['copy_batches']:>8d}{calls['copy_calls']:>7d}{calls['flag_ops']:>7d}  {dominant_part(parts)}")
 
 
+def _configuration(r: BandwidthRow) -> tuple[str, str, str]:
+    return r.op, r.impl, r.params.get("placement", "")
+
+
 def _configurations(rows: list[BandwidthRow]):
     """(op, impl, placement), rows by size: one block per configuration."""
-    key = (lambda r: (r.op, r.impl, r.params.get("placement", "")))
-    for k, group in groupby(sorted(rows, key=lambda r: (*key(r), r.size)), key=key):
+    for k, group in groupby(sorted(rows, key=lambda r: (*_configuration(r), r.size)), key=_configuration):
         yield k, list(group)
 
 
@@ -66,8 +69,9 @@ def format_breakdown(rows: list[BandwidthRow], fit) -> str:
     with_bd = [r for r in rows if r.params.get("breakdown")]
     if not with_bd:
         return "# no latency breakdown measured (bench_collectives --breakdown; c3prof DMA rows only)"
-    head = ("#       size" + "".join(f"{name:>9s}" for name, _ in COLUMNS) + " per-copy batches  calls  flags  dominant\n"
-            "#        (B)" + "".join(f"{'(us)':>9s}" for _ in COLUMNS) + "     (us)")
+    names = "".join(f"{name:>9s}" for name, _ in COLUMNS)
+    units = "".join(f"{'(us)':>9s}" for _ in COLUMNS)
+    head = f"#       size{names} per-copy batches  calls  flags  dominant\n#        (B){units}     (us)"
     out = []
     for (op, impl, placement), block in _configurations(with_bd):
         out += [f"# latency breakdown: {op} {impl} {placement}, {block[0].world_size} ranks (max over ranks)", head]

@@ -303,7 +303,7 @@ class RankCapture:
 
     def sweep(self) -> int:
         from c3prof.capture.progress import SweepProgress
-        from c3prof.capture.runner import CaptureOptions, Runner
+        from c3prof.capture.runner import Runner
         from c3prof.trace import TraceWriter
 
         args, rank, world = self.args, self.place.rank, self.place.world

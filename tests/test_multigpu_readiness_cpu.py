@@ -80,7 +80,7 @@ def _synthetic_row(size: int, copies_us: float, host_us: float = 5.0):
     parts = {"host_enqueue_us": host_us, "ready_wait_us": 4.0, "copies_us": copies_us, "done_wait_us": 0.0,
              "local_tail_us": 1.0, "total_us": 5.0 + copies_us}
     bd = {"parts_us": parts, "per_copy_us": copies_us, "enqueue_calls": {"copy_batches": 2, "copy_calls": 2,
-                                                                        "flag_ops": 3, "fork_join_event_ops": 2}}
+                                                                        "flag_ops": 3, "event_ops": 2}}
     return make_row("dma_pull", "all_to_all", size, parts["total_us"], 2, 0,
                     params={"placement": "out-of-place", "remote_bytes": size // 2, "breakdown": bd})
 

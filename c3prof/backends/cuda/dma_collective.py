@@ -194,15 +194,19 @@ class DmaCollective:
         self._seq_word = self.flags.ptr + 4 * (2 * self.world)
 
     def enqueue_calls(self) -> dict:
-        """Host calls one launch makes, by kind (what the latency breakdown's host time is made of)."""
-        flags = 0 if self.world == 1 else (2 if self.mode == "push" else 1) * (
-            (len(self._peers) if self.flag_write == "memop" else len(self._peers) + 1) + len(self._peers))
-        batches = sum(b is not None for b in self.batches) + (self.local_batch is not None)
-        forks = sum(1 for b in self.batches[1:] if b is not None) + (self.local_batch is not None)
-        driver_copy_calls = (sum(b.count for b in self.batches if b is not None) if self.api != "batch"
-                             else sum(b is not None for b in self.batches)) + (self.local_batch is not None)
-        return {"flag_ops": flags, "copy_batches": batches, "copy_calls": driver_copy_calls,
-                "fork_join_event_ops": 2 * forks + (1 if forks else 0)}
+        """Host calls one launch makes, by kind (what the latency breakdown's host time is made of),
+        counted from the code path of launch()."""
+        peers = len(self._peers)
+        flag_ops = 0 if self.world == 1 else (2 if self.mode == "push" else 1) * (
+            (peers if self.flag_write == "memop" else peers + 1) + peers)
+        batches = [b for b in self.batches if b is not None]
+        copy_calls = len(batches) if self.api == "batch" else sum(b.count for b in batches)
+        event_ops = 1 + 3 * (self.n_streams - 1) if self.n_streams > 1 else 0   # fork; wait, join, wait per stream
+        if self.local_batch is not None:
+            copy_calls += 1 if getattr(self.local_batch, "mode", None) == "batch" else self.local_batch.count
+            event_ops += 4                                                       # fork, wait, join, wait
+        return {"flag_ops": flag_ops, "copy_batches": len(batches) + (self.local_batch is not None),
+                "copy_calls": copy_calls, "event_ops": event_ops}
 
     def params(self) -> dict:
         return {"impl": self.name, "mode": self.mode, "requested_mode": self.requested_mode, "api": self.api,

@@ -9,15 +9,20 @@ nothing in them was measured.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+# c3prof first, so that it stays the installed package once the repository root is put first on
+# sys.path for `benchmarks` (as in tests/test_bench_collectives.py).
 from c3prof.errors import C3profError, NoGPUError
 from c3prof.plan.dma_schedule import PUSH_BELOW, assign_streams, auto_streams, choose_mode
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 
 # -- schedule --------------------------------------------------------------------------------------
@@ -70,6 +75,18 @@ def test_isolated_devices_pick_each_ranks_gpu():
         iso(0, "", 4, False)
     with pytest.raises(NoGPUError, match="NVML"):
         iso(0, None, 0, False)
+
+
+def test_isolate_devices_sets_the_variable_before_any_device_query(monkeypatch):
+    from c3prof.backends import isolate_devices
+    from c3prof.backends.cuda import device
+
+    monkeypatch.setattr(device, "node_gpu_count", lambda: 4)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert isolate_devices("auto", 2, False) == "2"
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "2"
+    with pytest.raises(C3profError, match="unknown backend"):
+        isolate_devices("nope", 0, False)
 
 
 # -- latency breakdown -------------------------------------------------------------------------------

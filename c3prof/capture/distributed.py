@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from c3prof.backends import get_backend
+from c3prof.backends import get_backend, isolate_devices
 from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, NoGPUError, PeerFailed
@@ -186,16 +186,17 @@ def run_rank(args, bench_factory=None) -> int:
 
     ``bench_factory(ctrl=..., rank=..., world=..., device=..., timeout=...)`` replaces the backend's
     bench (the GPU-free tests drive this function with a synthetic bench over gloo)."""
-    backend = None if bench_factory is not None else get_backend(args.backend)
     place = RankPlace.from_environ()
     args.isolated_to = None
+    if bench_factory is None and args.isolate_devices:
+        # Before the backend is chosen: choosing one queries devices, which fixes the visible set.
+        try:
+            args.isolated_to = isolate_devices(args.backend, place.local_rank, args.share_gpu)
+        except C3profError as exc:
+            _rank_print(place.rank, f"error: --isolate-devices: {exc}")
+            return 2
+    backend = None if bench_factory is not None else get_backend(args.backend)
     if backend is not None:
-        if args.isolate_devices:   # before anything initializes the device runtime in this process
-            try:
-                args.isolated_to = backend.isolate_device(place.local_rank, args.share_gpu)
-            except C3profError as exc:
-                _rank_print(place.rank, f"error: --isolate-devices: {exc}")
-                return 2
         backend.prepare_environment()
     rank_capture = RankCapture(args, place, backend, bench_factory)
     rank_capture.connect()

@@ -96,13 +96,18 @@ def isolated_visible_devices(local_rank: int, visible: str | None, node_gpus: in
 
 
 def node_gpu_count() -> int:
-    """GPUs on this node by NVML (does not initialize CUDA, ignores CUDA_VISIBLE_DEVICES); 0 if unknown."""
+    """GPUs on this node without initializing CUDA (which would fix the visible set) and whatever
+    CUDA_VISIBLE_DEVICES says: NVML, else the driver's /proc entries; 0 if unknown."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
         return int(pynvml.nvmlDeviceGetCount())
     except Exception:
+        pass
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
         return 0
 
 

@@ -50,31 +50,34 @@ else
   STRATS=(--strategies base,sp,rp,dma,dma+rp)
 fi
 if [ "$SMALL" = 1 ]; then
-  SIZES=(-b 64K -e 16M -f 16) ISO_SIZES=1M REPS=(--reps 3 --max-reps 5 --warmup 1) RP=(--rp-gemm-sms 64 --rp-comm-ctas 8)
+  SIZES=(-b 64K -e 16M -f 16 -n 5 -w 2 --runs 2 --evidence-bytes 16M) ISO_SIZES=1M REPS=(--reps 3 --max-reps 5 --warmup 1) RP=(--rp-gemm-sms 64 --rp-comm-ctas 8)
   ONLY70=(--only llama70b-tp-ag-decode,llama70b-ep-a2a) ONLY405=(--only llama405b-tp-ag-decode,llama405b-ep-a2a)
   [ "$SHARE" = 1 ] || STRATS=(--strategies base,dma)
 else
   SIZES=(-b 64K -e 1G -f 2) ISO_SIZES=16M,256M REPS=() RP=() ONLY70=() ONLY405=()
 fi
 echo "=== multigpu session: $NPROC rank(s), share-one-gpu=$SHARE small=$SMALL -> $OUT"
+FAILED=()
+run() { step "$@" || FAILED+=("$1"); }
 
 [ "$BUILD" = 1 ] && { step build python3 setup.py build_ext --inplace || exit 1; }
 if [ "$TESTS" = 1 ]; then
-  step tests python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_dma_paths.py tests/test_multigpu_collectives.py
+  run tests python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_dma_paths.py tests/test_multigpu_collectives.py
 fi
-step collectives $TR benchmarks/bench_collectives.py "${SHARED[@]}" --impls $IMPLS "${SIZES[@]}" \
+run collectives $TR benchmarks/bench_collectives.py "${SHARED[@]}" --impls $IMPLS "${SIZES[@]}" \
   --dma-local stream,inline --dma-streams 1,auto --breakdown --corrupt-check --evidence --json "$OUT/collectives.json"
 grep -vE "^=== " "$LOG/collectives.log" | sed -n '/^# .*rank(s), iters/,$p' > "$OUT/collectives_table.txt"
 ISO=(--isolate-devices); [ "$SHARE" = 1 ] && ISO+=(--share-gpu)
-step isolated $TR benchmarks/bench_collectives.py "${ISO[@]}" --impls dma_push,dma_pull --dma-api memcpy,peer \
+run isolated $TR benchmarks/bench_collectives.py "${ISO[@]}" --impls dma_push,dma_pull --dma-api memcpy,peer \
   --sizes $ISO_SIZES --breakdown --json "$OUT/collectives_isolated.json"
 for suite in llama70b llama405b; do
   if [ $suite = llama70b ]; then ONLY=("${ONLY70[@]}"); else ONLY=("${ONLY405[@]}"); fi
-  step "capture_$suite" $TR -m c3prof capture --suite $suite "${ONLY[@]}" "${STRATS[@]}" "${SHARED[@]}" "${RP[@]}" \
+  run "capture_$suite" $TR -m c3prof capture --suite $suite "${ONLY[@]}" "${STRATS[@]}" "${SHARED[@]}" "${RP[@]}" \
     "${REPS[@]}" --counters gpm --out "$OUT/$suite.jsonl" --quiet
-  step "report_$suite" python3 -m c3prof report "$OUT"/$suite.rank*.jsonl --quiet --figures "$OUT/figures_$suite" \
+  run "report_$suite" python3 -m c3prof report "$OUT"/$suite.rank*.jsonl --quiet --figures "$OUT/figures_$suite" \
     --json "$OUT/report_$suite.json"
 done
-step figures python3 benchmarks/plot_collectives.py "$OUT/collectives.json" --out "$OUT/figures_collectives"
+run figures python3 benchmarks/plot_collectives.py "$OUT/collectives.json" --out "$OUT/figures_collectives"
+echo "=== multigpu session done: ${#FAILED[@]} step(s) failed${FAILED:+: ${FAILED[*]}}"
 [ "$PACK" = 1 ] && pack_results multigpu_results.tgz
-exit 0
+[ ${#FAILED[@]} = 0 ]

@@ -93,7 +93,9 @@ def parse_args(argv=None):
     ap.add_argument("--breakdown", action="store_true",
                     help="latency breakdown of every c3prof DMA row (host enqueue, flag waits, copies, ...)")
     ap.add_argument("--breakdown-launches", type=int, default=12, help="lone launches per breakdown (median)")
-    ap.add_argument("--flag-write", default="memcpy", choices=("memcpy", "memop"))
+    ap.add_argument("--flag-write", default="memcpy", choices=("memcpy", "memop", "batch"),
+                    help="ready/done flags: memcpy (a local word copied to each peer), memop (cuStreamWriteValue32 "
+                         "into each peer), batch (one cuStreamBatchMemOp for all writes, one for all waits)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs of -n launches per size; the median counts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write rows, targets and diagnostics here (rank 0)")

@@ -14,6 +14,7 @@
 #                 dma_push/dma_pull/dma_auto; all_to_all local block on its own stream vs inline; one stream
 #                 vs the automatic per-peer schedule), 64 KiB-1 GiB, byte-exact with a corruption check,
 #                 GPM engine evidence and the latency breakdown -> collectives.json, collectives_table.txt
+#   flags         c3prof's DMA collectives with every flag operation of an exchange in one cuStreamBatchMemOp
 #   isolated      the same DMA collectives with every rank seeing only its own GPU (--isolate-devices)
 #   llama70b, llama405b   c3prof capture of the suite (every strategy; GPM counters on every rank, engine
 #                 evidence in the capture), then c3prof report with figures
@@ -67,6 +68,8 @@ fi
 run collectives $TR benchmarks/bench_collectives.py "${SHARED[@]}" --impls $IMPLS "${SIZES[@]}" \
   --dma-local stream,inline --dma-streams 1,auto --breakdown --corrupt-check --evidence --json "$OUT/collectives.json"
 grep -vE "^=== " "$LOG/collectives.log" | sed -n '/^# .*rank(s), iters/,$p' > "$OUT/collectives_table.txt"
+run flags $TR benchmarks/bench_collectives.py "${SHARED[@]}" --impls dma_push,dma_pull --flag-write batch \
+  --sizes 64K,1M,16M --breakdown --json "$OUT/collectives_flag_batch.json"
 ISO=(--isolate-devices); [ "$SHARE" = 1 ] && ISO+=(--share-gpu)
 run isolated $TR benchmarks/bench_collectives.py "${ISO[@]}" --impls dma_push,dma_pull --dma-api memcpy,peer \
   --sizes $ISO_SIZES --breakdown --json "$OUT/collectives_isolated.json"

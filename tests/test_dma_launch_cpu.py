@@ -52,7 +52,15 @@ class FakeRuntime:
                 super().__init__(dsts, srcs, sizes)
                 del self.mode
 
+        class FlagBatch:
+            def __init__(self, addrs, kind):
+                self.addrs, self.kind = list(addrs), kind
+
+            def enqueue(self, value, stream):
+                rt.log.append(("flag_" + self.kind, stream.id, tuple(self.addrs)))
+
         self.Stream, self.Event, self.CopyBatch, self.PeerCopyBatch = Stream, Event, CopyBatch, PeerCopyBatch
+        self.FlagBatch = FlagBatch
 
     def stream_write_value32(self, addr, value, stream):
         self.log.append(("flag_write", stream.id, addr))
@@ -69,12 +77,12 @@ class Buf:
         self.ptr = ptr
 
 
-def _collective(fake, op, world, rank, mode, streams, local, api="memcpy", chunks=1):
+def _collective(fake, op, world, rank, mode, streams, local, api="memcpy", chunks=1, flag_write="memcpy"):
     """A DmaCollective wired by hand (no torch, no buffers): rank r's buffers at r * 2**40."""
     c = object.__new__(dc.DmaCollective)
     layout = Layout(op, 64 * world * 8, world, rank, inplace=op == "all_gather")
     c.layout, c.rank, c.world, c.mode, c.api, c.chunks, c.local = layout, rank, world, mode, api, chunks, local
-    c.n_streams, c.flag_write, c.seq = streams, "memcpy", 0
+    c.n_streams, c.flag_write, c.seq = streams, flag_write, 0
     c.flags = Buf(rank * 2**40 + 2**30)
     c.ptr = [{"dst": r * 2**40, "src": r * 2**40 + 2**20, "flags": r * 2**40 + 2**30} for r in range(world)]
     c.dev_of = [0] * world
@@ -97,10 +105,12 @@ def fake(monkeypatch):
     return f
 
 
-@pytest.mark.parametrize("mode,streams,local,api", [("pull", 2, "stream", "memcpy"), ("push", 3, "ce_hint", "batch"),
-                                                    ("pull", 1, "inline", "peer"), ("push", 1, "stream", "peer")])
-def test_all_to_all_launch_order_and_call_counts(fake, mode, streams, local, api):
-    c = _collective(fake, "all_to_all", 4, 1, mode, streams, local, api=api, chunks=2)
+@pytest.mark.parametrize("mode,streams,local,api,flag_write", [
+    ("pull", 2, "stream", "memcpy", "memcpy"), ("push", 3, "ce_hint", "batch", "batch"),
+    ("pull", 1, "inline", "peer", "memop"), ("push", 1, "stream", "peer", "batch")])
+def test_all_to_all_launch_order_and_call_counts(fake, mode, streams, local, api, flag_write):
+    c = _collective(fake, "all_to_all", 4, 1, mode, streams, local, api=api, chunks=2, flag_write=flag_write)
+    per_exchange = 1 if flag_write == "batch" else len(c._peers)     # wait calls per flag exchange
     comm, log = _launch(fake, c)
     flags = [i for i, e in enumerate(log) if e[0].startswith("flag")]
     batches = [(i, e) for i, e in enumerate(log) if e[0] == "copy_batch"]
@@ -116,7 +126,7 @@ def test_all_to_all_launch_order_and_call_counts(fake, mode, streams, local, api
         join = next(e[2] for e in log[i_local:] if e[0] == "record" and e[1] == e_local[1])
         assert ("wait_event", comm, join) in log                     # joined back into the comm stream
     waits = [i for i, e in enumerate(log) if e[0] == "flag_wait"]
-    ready_done = waits[len(c._peers) - 1]                            # the last READY wait
+    ready_done = waits[per_exchange - 1]                             # the last READY wait
     for i, e in batches:
         if e[2] is c.local_batch:
             continue
@@ -128,7 +138,7 @@ def test_all_to_all_launch_order_and_call_counts(fake, mode, streams, local, api
             assert ("wait_event", e[1], fork) in log[:i]
     if mode == "push":   # DONE waits on the comm stream come after every extra stream's join
         joins = [i for i, e in enumerate(log) if e[0] == "wait_event" and e[1] == comm]
-        assert len(waits) == 2 * len(c._peers) and all(j < waits[len(c._peers)] for j in joins[:c.n_streams - 1])
+        assert len(waits) == 2 * per_exchange and all(j < waits[per_exchange] for j in joins[:c.n_streams - 1])
     calls = c.enqueue_calls()
     assert calls["flag_ops"] == len(flags)
     assert calls["copy_batches"] == len(batches)
@@ -138,6 +148,22 @@ def test_all_to_all_launch_order_and_call_counts(fake, mode, streams, local, api
 
 def layout_copies(c):
     return c.layout.copies(c.mode, c.chunks)
+
+
+def test_batched_flags_address_every_peer_once(fake):
+    c = _collective(fake, "all_gather", 4, 2, "push", 1, "stream", flag_write="batch")
+    _, log = _launch(fake, c)
+    flag_calls = [e for e in log if e[0].startswith("flag")]
+    assert [e[0] for e in flag_calls] == ["flag_write", "flag_wait", "flag_write", "flag_wait"]   # ready, done
+    ready_writes, ready_waits = flag_calls[0][2], flag_calls[1][2]
+    assert ready_writes == tuple(c._flag(p, 0, 2) for p in c._peers)          # my slot in every peer's flags
+    assert ready_waits == tuple(c._flag(2, 0, p) for p in c._peers)           # every peer's slot in mine
+
+
+def test_flag_op_params_match_the_driver_struct():
+    from c3prof.backends.cuda.runtime import streams
+
+    assert streams.MEM_OP_PARAMS_BYTES == 48    # sizeof(CUstreamBatchMemOpParams) in cuda.h
 
 
 def test_world_size_one_all_to_all_is_only_the_local_block(fake):

@@ -3,7 +3,8 @@
 Two ranks share GPU 0, so every copy is a same-device copy (no bandwidth claims): what is checked is
 correctness and control flow. push, pull and auto (push/pull by size); the all_to_all local block
 on its own stream, with the copy-engine hint, and inline; one stream and the automatic per-peer
-schedule; byte-exact validation of every row (and a deliberately flipped byte caught on every rank);
+schedule; the three ways of writing flags (memcpy, memop, one cuStreamBatchMemOp per exchange);
+byte-exact validation of every row (and a deliberately flipped byte caught on every rank);
 the latency breakdown (every part measured, the table printed, the copy-stage fit written);
 --isolate-devices (on one GPU both ranks isolate to the same GPU: this checks that the option no
 longer fails, not the invisible-peer mapping, which needs two GPUs); a dead rank and a slow rank
@@ -67,6 +68,22 @@ def test_every_dma_path_byte_exact_with_breakdown(tmp_path):
         assert bd["enqueue_calls"]["flag_ops"] > 0
     assert "# latency breakdown: all_to_all" in r.stdout and "copy stage fit over 3 sizes" in r.stdout
     assert doc["meta"]["copy_stage_fits"] and all(f["fit"] is not None for f in doc["meta"]["copy_stage_fits"])
+
+
+@pytest.mark.parametrize("flag_write", ["memop", "batch"])
+def test_flag_writes_byte_exact(tmp_path, flag_write):
+    """cuStreamWriteValue32 into the peer's flags, and every flag op of an exchange in one cuStreamBatchMemOp."""
+    out = tmp_path / "flags.json"
+    r = torchrun(2, BENCH, "--share-gpu", "--impls", "dma_push,dma_pull", "--flag-write", flag_write, "--sizes", "64K,4M",
+                 "--iters", "20", "--runs", "2", "--breakdown", "--breakdown-launches", "4", "--corrupt-check",
+                 "--json", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 3 * 2 * 2 and all(row["wrong"] == 0 for row in rows)
+    assert all(row["params"]["flag_write"] == flag_write for row in rows)
+    exchanges = {"dma_push": 2, "dma_pull": 1}
+    want = {"memop": 2, "batch": 2}[flag_write]   # world 2: one peer, so memop's 2(n-1) is 2 as well
+    assert all(row["params"]["breakdown"]["enqueue_calls"]["flag_ops"] == exchanges[row["impl"]] * want for row in rows)
 
 
 def test_isolate_devices_runs_on_one_gpu(tmp_path):

@@ -47,7 +47,10 @@ from c3prof.plan.dma_schedule import LOCAL_MODES, assign_streams, auto_streams, 
 from c3prof.plan.layout import Layout
 
 APIS = ("memcpy", "batch", "peer")
-FLAG_WRITES = ("memcpy", "memop")
+# How the ready/done flags are written: a local word copied into each peer (memcpy, as NCCL does),
+# cuStreamWriteValue32 into each peer (memop), or every write and every wait of an exchange in one
+# cuStreamBatchMemOp call each (batch: two host calls per exchange instead of 2(n-1)+1).
+FLAG_WRITES = ("memcpy", "memop", "batch")
 _READY, _DONE = 0, 1
 
 
@@ -192,13 +195,20 @@ class DmaCollective:
         self._joins = [rt.Event(timing=False) for _ in range(self.n_streams + 1)]
         self._peers = self.layout.peer_order()
         self._seq_word = self.flags.ptr + 4 * (2 * self.world)
+        self._flag_batches = {}
+        if self.flag_write == "batch" and self._peers:
+            for kind in (_READY, _DONE):
+                self._flag_batches[kind, "write"] = rt.FlagBatch([self._flag(p, kind, self.rank) for p in self._peers],
+                                                                 "write")
+                self._flag_batches[kind, "wait"] = rt.FlagBatch([self._flag(self.rank, kind, p) for p in self._peers],
+                                                                "wait")
 
     def enqueue_calls(self) -> dict:
         """Host calls one launch makes, by kind (what the latency breakdown's host time is made of),
         counted from the code path of launch()."""
         peers = len(self._peers)
-        flag_ops = 0 if self.world == 1 else (2 if self.mode == "push" else 1) * (
-            (peers if self.flag_write == "memop" else peers + 1) + peers)
+        per_exchange = {"memcpy": 2 * peers + 1, "memop": 2 * peers, "batch": 2}[self.flag_write]
+        flag_ops = 0 if self.world == 1 else (2 if self.mode == "push" else 1) * per_exchange
         batches = [b for b in self.batches if b is not None]
         copy_calls = len(batches) if self.api == "batch" else sum(b.count for b in batches)
         event_ops = 1 + 3 * (self.n_streams - 1) if self.n_streams > 1 else 0   # fork; wait, join, wait per stream
@@ -223,6 +233,9 @@ class DmaCollective:
         return self.ptr[rank]["flags"] + 4 * (kind * self.world + slot)
 
     def _signal(self, s, kind: int) -> None:
+        if self.flag_write == "batch":
+            self._flag_batches[kind, "write"].enqueue(self.seq, s)
+            return
         if self.flag_write == "memop":
             for p in self._peers:
                 rt.stream_write_value32(self._flag(p, kind, self.rank), self.seq, s)
@@ -232,6 +245,9 @@ class DmaCollective:
             rt.memcpy_async(self._flag(p, kind, self.rank), self._seq_word, 4, s)
 
     def _wait(self, s, kind: int) -> None:
+        if self.flag_write == "batch":
+            self._flag_batches[kind, "wait"].enqueue(self.seq, s)
+            return
         for p in self._peers:
             rt.stream_wait_value32(self._flag(self.rank, kind, p), self.seq, s)
 

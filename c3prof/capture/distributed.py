@@ -39,7 +39,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from c3prof.backends import get_backend, isolate_devices
-from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
+from c3prof.capture.agreement import (AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest,
+                                      with_agreed_carrier)
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, NoGPUError, PeerFailed
 from c3prof.plan.collectives import parse_dma_collectives
@@ -360,6 +361,7 @@ class RankCapture:
         common = set.intersection(*(set(v) for v in views))
         runner.evidence_seen = common
         runner.carriers = {t: (views[0][t] if all(v[t] == views[0][t] for v in views) else "unknown") for t in common}
+        runner.on_evidence = lambda rec: with_agreed_carrier(rec, self.ctrl.all_gather(rec["carrier"]))
 
     def report(self, summary) -> int:
         results = self.ctrl.all_gather({"phases": summary.phases_measured, "failed": summary.runs_failed,

@@ -86,6 +86,9 @@ class Runner:
         # Transports whose evidence is already in the trace; a multi-GPU capture replaces it with
         # the transports every rank has (capture/distributed.py).
         self.evidence_seen: set[str] = {e["transport"] for e in existing.engine_evidence} if existing else set()
+        # Applied to every new engine_evidence record before it is used and written (a multi-GPU
+        # capture adds the carrier every rank agreed on).
+        self.on_evidence = lambda rec: rec
 
     def todo(self, plans: list[RunPlan]) -> list[tuple[RunPlan, list[str]]]:
         out = []
@@ -107,7 +110,7 @@ class Runner:
             for t in dict.fromkeys(p.variant.transport for p in ordered):
                 if t not in seen:
                     self.progress.note(f"measuring which engine carries {t}")
-                    rec = self.bench.engine_evidence_record(t)
+                    rec = self.on_evidence(self.bench.engine_evidence_record(t))
                     self.carriers[t] = decision_carrier(rec)
                     self.writer.write(rec)
 

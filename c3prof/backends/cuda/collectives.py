@@ -94,15 +94,8 @@ class DistributedCudaBench(CudaBench):
         return rec
 
     def engine_evidence_record(self, transport_name: str) -> dict:
-        """This rank's evidence, plus the carrier every rank measured (``carrier_agreed``: the common
-        value, else "unknown") on which the runner decides, so that all ranks run the same runs."""
-        rec = self._measure_evidence(transport_name)
-        carriers = self.ctrl.all_gather(rec["carrier"])
-        rec["carrier_per_rank"] = carriers
-        rec["carrier_agreed"] = carriers[0] if all(c == carriers[0] for c in carriers) else "unknown"
-        return rec
-
-    def _measure_evidence(self, transport_name: str) -> dict:
+        """This rank's evidence (the capture adds the carrier every rank agreed on:
+        c3prof.capture.agreement.with_agreed_carrier)."""
         if transport_name not in IMPLEMENTATIONS:
             if not self.shares_gpu:
                 return super().engine_evidence_record(transport_name)

@@ -93,19 +93,24 @@ class DistributedCudaBench(CudaBench):
             pass
         return rec
 
+    def _in_turns(self, measure):
+        """``measure()`` on this rank; ranks sharing a GPU take turns (one rank's GPM probe would
+        otherwise see the other's). Only for steps every rank runs (the agreed evidence probes): the
+        ceilings are not, on a resume, so ranks sharing a GPU measure them at the same time."""
+        if not self.shares_gpu:
+            return measure()
+        result = None
+        for turn in range(self.world):
+            if turn == self.rank:
+                result = measure()
+            self.ctrl.barrier()
+        return result
+
     def engine_evidence_record(self, transport_name: str) -> dict:
         """This rank's evidence (the capture adds the carrier every rank agreed on:
         c3prof.capture.agreement.with_agreed_carrier)."""
         if transport_name not in IMPLEMENTATIONS:
-            if not self.shares_gpu:
-                return super().engine_evidence_record(transport_name)
-            # Ranks sharing a GPU take turns: GPM would otherwise see the other rank's probe.
-            rec = None
-            for turn in range(self.world):
-                if turn == self.rank:
-                    rec = super().engine_evidence_record(transport_name)
-                self.ctrl.barrier()
-            return rec
+            return self._in_turns(lambda: super(DistributedCudaBench, self).engine_evidence_record(transport_name))
         op = "all_gather" if self.world > 1 else "all_to_all"   # an in-place all-gather of one rank moves nothing
         stream = self.stream
         coll = self._make_collective(Variant("evidence", "evidence", transport_name), Layout(

@@ -53,7 +53,10 @@ def _configurations(rows: list[BandwidthRow]):
 
 
 def _copy_points(block: list[BandwidthRow]) -> list[tuple[int, float]]:
-    """(bytes this rank's copies move, copy-stage time) per size: the fit's input."""
+    """(bytes this rank's copies move, copy-stage time) per size: the fit's input. Empty when the
+    sizes ran in different modes (dma_auto switches from push to pull): one line cannot fit both."""
+    if len({r.params.get("mode") for r in block}) > 1:
+        return []
     return [(r.params.get("remote_bytes", r.size), r.params["breakdown"]["parts_us"]["copies_us"]) for r in block]
 
 
@@ -78,7 +81,7 @@ def format_breakdown(rows: list[BandwidthRow], fit) -> str:
         out += [_line(r) for r in block]
         f = fit(_copy_points(block))
         if f is None:
-            out.append("# copy stage fit: needs two or more sizes")
+            out.append("# copy stage fit: needs two or more sizes in one mode (push or pull)")
         else:
             gbps = f"{f['copy_gbps']:.1f} GB/s" if f["copy_gbps"] else "n/a (time does not grow with size)"
             out.append(f"# copy stage fit over {f['sizes']} sizes: fixed cost (start-up) {f['startup_us']:.1f} us, "

@@ -127,6 +127,11 @@ def test_breakdown_table_names_the_dominant_part_and_the_fit():
     per_rank = [{"parts_us": {"a": 1.0, "b": 5.0}}, {"parts_us": {"a": 3.0, "b": 2.0}}]
     assert rank_max_parts(per_rank) == {"a": 3.0, "b": 5.0}
     assert "no latency breakdown" in format_breakdown([], fit_startup)
+    # dma_auto pushes small sizes and pulls large ones: no single line is fitted through both.
+    auto = [_synthetic_row(2**20, 2.0), _synthetic_row(2**24, 60.0)]
+    auto[0].params["mode"], auto[1].params["mode"] = "push", "pull"
+    assert "needs two or more sizes in one mode" in format_breakdown(auto, fit_startup)
+    assert copy_stage_fits(auto, fit_startup)[0]["fit"] is None
 
 
 def test_collectives_figures_from_a_synthetic_json(tmp_path):

@@ -161,9 +161,9 @@ def test_batched_flags_address_every_peer_once(fake):
 
 
 def test_flag_op_params_match_the_driver_struct():
-    from c3prof.backends.cuda.runtime import streams
+    from c3prof.backends.cuda import runtime as rt
 
-    assert streams.MEM_OP_PARAMS_BYTES == 48    # sizeof(CUstreamBatchMemOpParams) in cuda.h
+    assert rt.FlagBatch.params_bytes() == 48    # sizeof(CUstreamBatchMemOpParams) in cuda.h
 
 
 def test_world_size_one_all_to_all_is_only_the_local_block(fake):

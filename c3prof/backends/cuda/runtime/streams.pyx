@@ -287,8 +287,7 @@ ctypedef int (*_batch_mem_op_fn)(rt.cudaStream_t, unsigned int, _MemOpParams*, u
 cdef _batch_mem_op_fn _cu_batch_mem_op = NULL
 cdef unsigned int _CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
 cdef unsigned int _CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
-FLAG_BATCH_MAX = 256             # cuStreamBatchMemOp's limit on operations per call
-MEM_OP_PARAMS_BYTES = sizeof(_MemOpParams)   # must be 48, the size of CUstreamBatchMemOpParams
+cdef unsigned int _FLAG_BATCH_MAX = 256   # cuStreamBatchMemOp's limit on operations per call
 
 
 cdef class FlagBatch:
@@ -306,8 +305,8 @@ cdef class FlagBatch:
         cdef unsigned int i
         if kind not in ("write", "wait"):
             raise ValueError(f"FlagBatch kind must be 'write' or 'wait', got {kind!r}")
-        if not 0 < len(addrs) <= FLAG_BATCH_MAX:
-            raise ValueError(f"FlagBatch needs 1 to {FLAG_BATCH_MAX} addresses, got {len(addrs)}")
+        if not 0 < len(addrs) <= _FLAG_BATCH_MAX:
+            raise ValueError(f"FlagBatch needs 1 to {_FLAG_BATCH_MAX} addresses, got {len(addrs)}")
         self.count = len(addrs)
         self.kind = kind
         self._ops = <_MemOpParams*>malloc(self.count * sizeof(_MemOpParams))
@@ -331,6 +330,11 @@ cdef class FlagBatch:
         with nogil:
             res = _cu_batch_mem_op(stream._s, self.count, self._ops, 0)
         _check_drv(res, f"cuStreamBatchMemOp({self.count} {self.kind} ops)")
+
+    @staticmethod
+    def params_bytes():
+        """sizeof of one operation's parameters here: must be 48, cuda.h's CUstreamBatchMemOpParams."""
+        return sizeof(_MemOpParams)
 
     def __dealloc__(self):
         free(self._ops)

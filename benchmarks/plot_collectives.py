@@ -33,12 +33,18 @@ def plot_busbw(rows: list[dict], out: Path, world: int) -> list[Path]:
         ax.set(xscale="log", xlabel="size (bytes, nccl-tests convention)", ylabel="bus bandwidth (GB/s)",
                title=f"{op} ({PRIMARY_PLACEMENT[op]}), {world} rank(s)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        paths.append(out / f"busbw_{op}.png")
-        fig.tight_layout()
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        paths.append(_save(fig, ax, out / f"busbw_{op}.png"))
     return paths
+
+
+def _save(fig, ax, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def plot_breakdown(rows: list[dict], out: Path) -> list[Path]:
@@ -59,12 +65,8 @@ def plot_breakdown(rows: list[dict], out: Path) -> list[Path]:
         host = [r["params"]["breakdown"]["parts_us"]["host_enqueue_us"] for r in block]
         ax.plot(range(len(block)), host, "k_", markersize=12, label="host enqueue")
         ax.set_xticks(range(len(block)), labels, rotation=90, fontsize=6)
-        ax.set(ylabel="us (max over ranks)", yscale="log", title=f"{op}: latency breakdown of c3prof DMA rows")
-        ax.legend(fontsize=7)
-        paths.append(out / f"breakdown_{op}.png")
-        fig.tight_layout()
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        ax.set(ylabel="us (max over ranks; stacked device parts)", title=f"{op}: latency breakdown of c3prof DMA rows")
+        paths.append(_save(fig, ax, out / f"breakdown_{op}.png"))
     return paths
 
 

@@ -177,3 +177,50 @@ def test_in_place_all_gather_has_no_local_block(fake):
     c = _collective(fake, "all_gather", 8, 3, "push", 4, "stream")
     assert c.local_batch is None and c.local_bytes == 0
     assert c.copies_per_stream == [2, 2, 2, 1] and c.stream_rule == "peer groups"
+
+
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_breakdown_parts_from_the_stage_marks(monkeypatch, mode):
+    """dma_breakdown's arithmetic on SYNTHETIC mark times (0, 3, 10, 12 ms on the device)."""
+    from c3prof.backends.cuda import dma_breakdown
+
+    times = iter([0.0, 3.0, 10.0, 12.0] * 4)
+
+    class Mark:
+        def record(self, stream):
+            self.t = next(times)
+
+        def query(self):
+            return True
+
+        def elapsed_ms(self, end):
+            return end.t - self.t
+
+    class Ctrl:
+        barriers = 0
+
+        def barrier(self):
+            Ctrl.barriers += 1
+
+        def wait_until(self, done, deadline_s, what):
+            assert done()
+
+    class Coll:
+        ctrl, copies_per_stream = Ctrl(), [2, 1]
+
+        def __init__(self):
+            self.mode = mode
+
+        def launch(self, stream, rep, marks):
+            for m in marks:
+                m.record(stream)
+
+        def enqueue_calls(self):
+            return {"flag_ops": 3}
+
+    monkeypatch.setattr(dma_breakdown.rt, "Event", Mark)
+    bd = dma_breakdown.measure_breakdown(Coll(), None, launches=3, warmup=1)
+    parts = bd["parts_us"]
+    assert parts["ready_wait_us"] == 3000 and parts["copies_us"] == 7000 and parts["total_us"] == 12000
+    assert (parts["done_wait_us"], parts["local_tail_us"]) == ((2000, 0) if mode == "push" else (0, 2000))
+    assert bd["per_copy_us"] == 3500 and Ctrl.barriers == 4 and len(bd["samples_us"]["total_us"]) == 3

@@ -66,6 +66,10 @@ from benchmarks.nccl_tests_format import (  # noqa: E402
 from c3prof.units import format_bytes  # noqa: E402
 
 
+def _streams(text):
+    return None if text == "auto" else int(text)
+
+
 def _list(kind):
     def parse(text):
         return [kind(x) for x in text.split(",") if x.strip()]
@@ -81,8 +85,17 @@ def parse_args(argv=None):
     ap.add_argument("--nccl-max-ctas", type=_list(int), default=[], help="extra CTA-limited NCCL rows")
     ap.add_argument("--dma-api", type=_list(str), default=["memcpy"])
     ap.add_argument("--dma-chunks", type=_list(int), default=[1])
-    ap.add_argument("--dma-streams", type=_list(int), default=[1])
-    ap.add_argument("--flag-write", default="memcpy", choices=("memcpy", "memop"))
+    ap.add_argument("--dma-streams", type=_list(_streams), default=[1],
+                    help="copy streams per launch, or auto (by world size and size: c3prof/plan/dma_schedule.py)")
+    ap.add_argument("--dma-local", type=_list(str), default=["stream"],
+                    help="all_to_all local block: stream (own stream, first), ce_hint (own stream, batch copy asking "
+                         "for a copy engine), inline (after the peer copies; the old behaviour)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="latency breakdown of every c3prof DMA row (host enqueue, flag waits, copies, ...)")
+    ap.add_argument("--breakdown-launches", type=int, default=12, help="lone launches per breakdown (median)")
+    ap.add_argument("--flag-write", default="memcpy", choices=("memcpy", "memop", "batch"),
+                    help="ready/done flags: memcpy (a local word copied to each peer), memop (cuStreamWriteValue32 "
+                         "into each peer), batch (one cuStreamBatchMemOp for all writes, one for all waits)")
     ap.add_argument("--runs", type=int, default=5, help="timed runs of -n launches per size; the median counts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write rows, targets and diagnostics here (rank 0)")
@@ -98,6 +111,11 @@ def parse_args(argv=None):
     check_nccl_tests_arguments(ap, args)
     if args.corrupt_check and not args.check:
         ap.error("--corrupt-check needs validation: leave out -c 0")
+    from c3prof.plan.dma_schedule import LOCAL_MODES
+
+    bad = [x for x in args.dma_local if x not in LOCAL_MODES]
+    if bad:
+        ap.error(f"--dma-local {bad[0]!r}: known {', '.join(LOCAL_MODES)}")
     return args
 
 
@@ -109,7 +127,13 @@ class Env:
         self.world = int(os.environ.get("WORLD_SIZE", 1))
         self.local_rank = int(os.environ.get("LOCAL_RANK", 0))
         if args.isolate_devices:   # before CUDA initializes in this process
-            os.environ["CUDA_VISIBLE_DEVICES"] = str(self.local_rank)
+            from c3prof.backends.cuda.device import isolate_device
+            from c3prof.errors import C3profError
+
+            try:
+                self.isolated_to = isolate_device(self.local_rank, args.share_gpu)
+            except C3profError as exc:
+                sys.exit(f"bench_collectives: --isolate-devices: {exc}")
         if args.nccl_debug:
             Path(args.nccl_debug).mkdir(parents=True, exist_ok=True)
             os.environ.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,COLL,ENV,TUNING",
@@ -127,7 +151,8 @@ class Env:
         if n == 0:
             sys.exit("bench_collectives: no GPU visible")
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
-        if local_world > n and not args.share_gpu:
+        # Isolated ranks each see one GPU by design; isolate_device already checked the node's count.
+        if local_world > n and not (args.share_gpu or args.isolate_devices):
             sys.exit(f"bench_collectives: {local_world} ranks on this node but {n} GPU(s) visible")
         self.device = 0 if (args.isolate_devices or args.share_gpu) else self.local_rank
         torch.cuda.set_device(self.device)
@@ -171,24 +196,34 @@ def configs(args, env):
             out += [(f"nccl[ctas{c}]", "nccl", {"max_ctas": c}) for c in args.nccl_max_ctas]
         elif impl == "nccl_ce":
             out.append(("nccl_ce", "nccl_ce", {}))
-        elif impl in ("dma_push", "dma_pull"):
-            for api, ch, st in itertools.product(args.dma_api, args.dma_chunks, args.dma_streams):
-                name = impl if (api, ch, st) == ("memcpy", 1, 1) else f"{impl}[{api},c{ch},s{st}]"
-                out.append((name, impl, {"api": api, "chunks": ch, "streams": st}))
+        elif impl in ("dma_push", "dma_pull", "dma_auto"):
+            options = itertools.product(args.dma_api, args.dma_chunks, args.dma_streams, args.dma_local)
+            for api, ch, st, local in options:
+                out.append((dma_row_name(impl, api, ch, st, local), impl,
+                            {"api": api, "chunks": ch, "streams": st, "local": local}))
         else:
             sys.exit(f"bench_collectives: unknown implementation {impl!r}")
     return out
+
+
+def dma_row_name(impl, api, chunks, streams, local):
+    """``dma_pull`` for the defaults, else e.g. ``dma_pull[batch,c4,sauto,inline]``."""
+    if (api, chunks, streams, local) == ("memcpy", 1, 1, "stream"):
+        return impl
+    parts = [api, f"c{chunks}", f"s{'auto' if streams is None else streams}"] + ([local] if local != "stream" else [])
+    return f"{impl}[{','.join(parts)}]"
 
 
 def make(env, args, impl, opts, op, nbytes, placement=IN_PLACE):
     from c3prof.plan.layout import Layout
 
     layout = Layout(op, nbytes, env.world, env.rank, inplace=placement == IN_PLACE)
-    if impl in ("dma_push", "dma_pull"):
+    if impl.startswith("dma_"):
         from c3prof.backends.cuda.dma_collective import DmaCollective
 
         coll = DmaCollective(env.torch, env.ctrl, layout, env.device, impl.split("_")[1], api=opts["api"],
-                             chunks=opts["chunks"], streams=opts["streams"], seed=args.seed, flag_write=args.flag_write)
+                             chunks=opts["chunks"], streams=opts["streams"], seed=args.seed, flag_write=args.flag_write,
+                             local=opts["local"])
     else:
         from c3prof.backends.cuda.nccl import NcclCollective
 
@@ -222,6 +257,17 @@ def time_us(env, coll, args) -> float:
     return statistics.median(runs)
 
 
+def rank_breakdown(env, args, coll) -> dict:
+    """The latency breakdown with each part's maximum over ranks (and every rank's own)."""
+    from benchmarks.breakdown_table import rank_max_parts
+    from c3prof.backends.cuda.dma_breakdown import measure_breakdown
+
+    mine = measure_breakdown(coll, env.stream, launches=args.breakdown_launches, deadline_s=args.timeout)
+    per_rank = env.ctrl.all_gather({k: mine[k] for k in ("parts_us", "per_copy_us")})
+    return {**{k: v for k, v in mine.items() if k != "samples_us"}, "parts_us": rank_max_parts(per_rank),
+            "per_rank": per_rank}
+
+
 def validate(env, coll, corrupt=False) -> int:
     coll.poison()
     env.ctrl.barrier()
@@ -247,6 +293,8 @@ def measure(env, args, config, op, nbytes, placement, diagnostics):
         t = max(env.ctrl.all_gather(time_us(env, coll, args)))
         wrong = sum(env.ctrl.all_gather(validate(env, coll))) if args.check else -1
         params = coll.params()
+        if args.breakdown and impl.startswith("dma_"):
+            params["breakdown"] = rank_breakdown(env, args, coll)
         if args.corrupt_check and args.check and nbytes == diagnostics["first_size"]:
             caught = env.ctrl.all_gather(validate(env, coll, corrupt=True))
             diagnostics.setdefault(name, {})["corrupt_check"] = caught
@@ -387,6 +435,12 @@ def main(argv=None):
         print(f"# {meta['gpu']}: {env.world} rank(s), iters: {args.iters} warmup iters: {args.warmup} runs: "
               f"{args.runs} validation: {args.check} type: {args.datatype}")
         print(format_tables(rows, check=bool(args.check)))
+        if args.breakdown:
+            from benchmarks.breakdown_table import copy_stage_fits, format_breakdown
+            from c3prof.backends.cuda.dma_breakdown import fit_startup
+
+            print(format_breakdown(rows, fit_startup))
+            meta["copy_stage_fits"] = copy_stage_fits(rows, fit_startup)
         meta["diagnostics"] = diagnostics
         meta["evidence"] = ev
         targets = speedup_summary(primary_rows(rows))

@@ -66,6 +66,10 @@ def _fake_bench_factory(opts):
         def check_fits(self, scenario, transports):
             pass
 
+        def engine_evidence_record(self, transport):
+            rec = super().engine_evidence_record(transport)
+            return {**rec, "carrier": opts.get("evidence_by_rank", {}).get(str(self.rank), rec["carrier"])}
+
         def machine_record(self):
             rec = super().machine_record()
             rec["distributed"] = dict(self.distributed_info)
@@ -177,6 +181,56 @@ def test_two_ranks_write_self_describing_rank_traces(tmp_path):
         for ph, phase in run.phases.items():
             assert len(phase.total_ms) == len(traces[1].runs[rid].phases[ph].total_ms), (rid, ph)
     assert any(len(p.total_ms) == 8 for run in traces[0].runs.values() for p in run.phases.values())
+
+
+@pytest.mark.parametrize("carriers,skipped", [({"0": "sm", "1": "unknown"}, False), ({"0": "sm", "1": "sm"}, True)])
+def test_engine_evidence_is_agreed_across_ranks(tmp_path, carriers, skipped):
+    """Ranks that measure different carriers decide alike (here: a rank reading "sm" alone would
+    skip the copy-engine runs the other rank runs, and the two would wait for each other)."""
+    from c3prof.trace import read_trace
+
+    _files(tmp_path)
+    # A transfer scenario: its dma run asks for a copy engine, so evidence reading "sm" skips it.
+    (tmp_path / "scen.toml").write_text('format = 1\n[[scenario]]\nname = "h2d"\n'
+                                        'gemm = { m = 256, n = 256, k = 256, dtype = "bf16" }\n'
+                                        'comm = { op = "transfer", bytes = "1MiB" }\n')
+    argv = [a for a in BASE if a != "--no-evidence"]
+    r = _launch(tmp_path, {"argv": argv, "evidence_by_rank": carriers})
+    assert r.returncode == 0, r.stderr[-3000:]
+    traces = [read_trace(tmp_path / f"cap.rank{i}.jsonl") for i in range(2)]
+    for i, t in enumerate(traces):
+        assert t.engine_evidence and all(e["carrier"] == carriers[str(i)] for e in t.engine_evidence)
+        assert all(e["carrier_per_rank"] == [carriers["0"], carriers["1"]] for e in t.engine_evidence)
+        assert all(e["carrier_agreed"] == ("sm" if skipped else "unknown") for e in t.engine_evidence)
+        dma = [run for run in t.runs.values() if run.strategy == "dma"]
+        not_applicable = [e["run"] for e in t.errors if e.get("not_applicable")]
+        if skipped:       # skipped on every rank, with the reason, never measured
+            assert not dma and not_applicable == ["h2d/dma/default"]
+        else:
+            assert dma and all(run.complete for run in dma) and not not_applicable
+        assert all(run.complete for run in t.runs.values() if run.strategy == "base")
+    assert {rid for rid, run in traces[0].runs.items() if run.complete} == \
+        {rid for rid, run in traces[1].runs.items() if run.complete}
+
+
+def test_report_takes_the_slowest_rank_per_repetition(tmp_path):
+    import numpy as np
+
+    from c3prof.analysis.dataset import load
+    from c3prof.trace import read_trace
+
+    _files(tmp_path)
+    r = _launch(tmp_path, {"argv": BASE, "noisy_rank": 1})
+    assert r.returncode == 0, r.stderr[-3000:]
+    paths = [tmp_path / f"cap.rank{i}.jsonl" for i in range(2)]
+    traces = [read_trace(p) for p in paths]
+    ds = load([str(p) for p in paths])
+    (group,) = ds.groups
+    for rid, run in group.runs.items():
+        for ph, series in run.phases.items():
+            per_rank = [np.asarray(t.runs[rid].phases[ph].total_ms) for t in traces]
+            assert np.array_equal(series["total_ms"], np.maximum(*per_rank)), (rid, ph)
+            assert len(run.rank_medians[ph]) == 2
 
 
 def test_mismatched_sizes_fail_on_every_rank(tmp_path):

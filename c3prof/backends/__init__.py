@@ -53,3 +53,13 @@ def default_name() -> str:
                 return name
             usable.append(name)
     return usable[0] if usable else next(iter(REGISTRY))
+
+
+def isolate_devices(name: str, local_rank: int, share_gpu: bool) -> str:
+    """Show this process only its own device, for backend ``name`` (``auto``: every registered
+    backend, since choosing one queries devices, after which the visible set is fixed). Must run
+    before anything queries a device. Returns what was set (the last backend's value)."""
+    chosen = [n for n in REGISTRY if name in (AUTO, n)]
+    if not chosen:
+        raise C3profError(f"unknown backend {name!r} (available: {', '.join(names())}, {AUTO})")
+    return [_load(n).isolate_device(local_rank, share_gpu) for n in chosen][-1]

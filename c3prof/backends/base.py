@@ -217,6 +217,8 @@ class DistributedOptions(Protocol):
     dma_streams: int
     out_of_place: bool
     share_gpu: bool
+    shares_gpu: bool               # ranks share one device (evidence probes then take turns)
+    dma_local: str                 # where the DMA all-to-all's local block is copied (plan/dma_schedule.py)
     collective_timeout: float
 
 
@@ -241,6 +243,10 @@ class Backend(Protocol):
     def init_process_group(self, dist, device: int, timeout: timedelta, device_collectives: bool) -> None:
         """Make ``device`` current and initialize torch.distributed's default group: the vendor's
         collective library when ``device_collectives``, else gloo."""
+
+    def isolate_device(self, local_rank: int, share_gpu: bool) -> str:
+        """Make only this rank's device visible to this process (before the runtime initializes);
+        returns what it set. NoGPUError (a C3profError) when the node has too few devices."""
 
     def open_distributed_bench(self, device: int, seed: int, make_timer: MakeTimer, agreement: Agreement,
                                timeout: timedelta, options: DistributedOptions) -> Bench:

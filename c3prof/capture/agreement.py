@@ -155,3 +155,11 @@ def agreed_done(existing_sets: list[list]) -> set:
     """Phases every rank has completed (a rank that died mid-phase re-measures it with the others)."""
     sets = [set(map(tuple, s)) for s in existing_sets]
     return set.intersection(*sets) if sets else set()
+
+
+def with_agreed_carrier(evidence: dict, carriers: list[str]) -> dict:
+    """An engine_evidence record plus every rank's measured carrier (``carrier_per_rank``) and the
+    one the runner decides on (``carrier_agreed``: the common value, else "unknown"), so that every
+    rank skips or runs the same runs."""
+    agreed = carriers[0] if all(c == carriers[0] for c in carriers) else "unknown"
+    return {**evidence, "carrier_per_rank": list(carriers), "carrier_agreed": agreed}

@@ -38,11 +38,13 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from c3prof.backends import get_backend
-from c3prof.capture.agreement import AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest
+from c3prof.backends import get_backend, isolate_devices
+from c3prof.capture.agreement import (AgreedStoppingRule, Control, agreed_done, check_agreement, first_line, plan_digest,
+                                      with_agreed_carrier)
 from c3prof.capture.inputs import check_output, load_scenarios, plan_options, stopping_rule
 from c3prof.errors import C3profError, NoGPUError, PeerFailed
 from c3prof.plan.collectives import parse_dma_collectives
+from c3prof.plan.dma_schedule import LOCAL_MODES
 from c3prof.plan.model import DMA_IMPLEMENTATIONS, NCCL_IMPLEMENTATIONS, parse_strategies
 from c3prof.plan.strategies import plan_runs
 
@@ -84,6 +86,12 @@ def add_distributed_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds any rank waits for the others before failing (default 300)")
     g.add_argument("--share-gpu", action="store_true",
                    help="allow several ranks on one GPU (IPC tests only; NCCL variants are then impossible)")
+    g.add_argument("--dma-local", default="stream", choices=LOCAL_MODES,
+                   help="where c3prof's DMA all_to_all copies its local block: stream (first, on its own stream), "
+                        "ce_hint (the same, asking the driver for a copy engine), inline (after the peer copies)")
+    g.add_argument("--isolate-devices", action="store_true",
+                   help="each rank sees only its own GPU (CUDA_VISIBLE_DEVICES): the control for copies that "
+                        "cannot use peer access")
 
 
 def under_torchrun() -> bool:
@@ -179,10 +187,18 @@ def run_rank(args, bench_factory=None) -> int:
 
     ``bench_factory(ctrl=..., rank=..., world=..., device=..., timeout=...)`` replaces the backend's
     bench (the GPU-free tests drive this function with a synthetic bench over gloo)."""
+    place = RankPlace.from_environ()
+    args.isolated_to = None
+    if bench_factory is None and args.isolate_devices:
+        # Before the backend is chosen: choosing one queries devices, which fixes the visible set.
+        try:
+            args.isolated_to = isolate_devices(args.backend, place.local_rank, args.share_gpu)
+        except C3profError as exc:
+            _rank_print(place.rank, f"error: --isolate-devices: {exc}")
+            return 2
     backend = None if bench_factory is not None else get_backend(args.backend)
     if backend is not None:
         backend.prepare_environment()
-    place = RankPlace.from_environ()
     rank_capture = RankCapture(args, place, backend, bench_factory)
     rank_capture.connect()
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -202,7 +218,9 @@ class RankCapture:
         self.scenarios = load_scenarios(args)
         self.out = rank_path(args.out, place.rank)
         check_output(self.out, args.resume)
-        self.device = 0 if backend is None else _choose_device(backend, place, args.share_gpu)
+        # An isolated rank sees its own GPU only (index 0); the node's count was checked when isolating.
+        self.device = 0 if backend is None or args.isolate_devices else _choose_device(backend, place, args.share_gpu)
+        args.shares_gpu = bool(args.share_gpu)
         self.timeout = timedelta(seconds=args.collective_timeout)
         self.writer = None
         self.dist = self.ctrl = None
@@ -248,7 +266,7 @@ class RankCapture:
     def agree_on_plan(self, plans) -> tuple[str, str]:
         """Every rank must run the same plan; returns (plan digest, capture id)."""
         args, rule = self.args, self.rule
-        dma = [args.dma_api, args.dma_chunks, args.dma_streams]
+        dma = [args.dma_api, args.dma_chunks, args.dma_streams, args.dma_local]
         digest = plan_digest(plans, {"rule": asdict(rule), "dma": dma, "inplace": not args.out_of_place,
                                      "world": self.place.world})
         described = {"plan_hash": digest, "world_size": self.place.world,
@@ -280,13 +298,14 @@ class RankCapture:
                 "rank_files": [rank_path(args.out, r).name for r in range(place.world)],
                 "backend": "gloo (control) + " + ("none: --share-gpu" if args.share_gpu else "nccl"),
                 "share_gpu": bool(args.share_gpu), "dma_api": args.dma_api, "dma_chunks": args.dma_chunks,
-                "dma_streams": args.dma_streams, "inplace": not args.out_of_place}
+                "dma_streams": args.dma_streams, "dma_local": args.dma_local, "inplace": not args.out_of_place,
+                "isolated_devices": getattr(args, "isolated_to", None)}
 
     # -- sweep ---------------------------------------------------------------------------------------
 
     def sweep(self) -> int:
         from c3prof.capture.progress import SweepProgress
-        from c3prof.capture.runner import CaptureOptions, Runner
+        from c3prof.capture.runner import Runner
         from c3prof.trace import TraceWriter
 
         args, rank, world = self.args, self.place.rank, self.place.world
@@ -302,13 +321,48 @@ class RankCapture:
         progress = SweepProgress(enabled=not args.quiet and rank == 0)
         if rank != 0:
             progress.scenario_done = lambda name, rows: None
-        runner = Runner(bench, self.writer, CaptureOptions(rule=AgreedStoppingRule(self.rule, self.ctrl.all_gather),
-                                                           inject_corruption=args.inject_corruption,
-                                                           evidence=not args.no_evidence, visits=getattr(args, "visits", 1)),
-                        progress, existing=existing)
+        runner = Runner(bench, self.writer, self.capture_options(), progress, existing=existing)
         runner.done = done
+        self.agree_on_evidence(runner)
+        self.note_unwired_counters()
         summary = runner.run(plans)
         return self.report(summary)
+
+    def capture_options(self):
+        """The runner's options: agreed stopping, evidence, GPM counters on every rank."""
+        from c3prof.capture.counters import parse_sources
+        from c3prof.capture.runner import CaptureOptions
+
+        args = self.args
+        return CaptureOptions(rule=AgreedStoppingRule(self.rule, self.ctrl.all_gather),
+                              inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
+                              gpm="gpm" in parse_sources(args.counters),
+                              counter_strategies=parse_strategies(args.counter_strategies),
+                              visits=getattr(args, "visits", 1))
+
+    def note_unwired_counters(self) -> None:
+        """ncu and PM sampling replay phases in a separate process per GPU, which for a collective would
+        need every rank's worker in one job: not wired here; said once and recorded, not skipped silently."""
+        from c3prof.capture.counters import parse_sources
+        from c3prof.trace import counter_source_record
+
+        for source in ("ncu", "pmsampling"):
+            if source in parse_sources(self.args.counters):
+                reason = "not wired into the multi-GPU capture (its worker replays phases alone, one process)"
+                self.writer.write(counter_source_record(source, False, reason=reason))
+                if self.place.rank == 0:
+                    _rank_print(0, f"counters: {source} {reason}; continuing with the others")
+
+    def agree_on_evidence(self, runner) -> None:
+        """Probe again what any rank lacks, and decide on carriers every rank holds (evidence probes of
+        collectives are collective, and a run skipped on one rank only would desynchronize the ranks)."""
+        existing = self.writer.existing
+        mine = {e["transport"]: e.get("carrier_agreed", e["carrier"]) for e in (existing.engine_evidence if existing else [])}
+        views = self.ctrl.all_gather(mine)
+        common = set.intersection(*(set(v) for v in views))
+        runner.evidence_seen = common
+        runner.carriers = {t: (views[0][t] if all(v[t] == views[0][t] for v in views) else "unknown") for t in common}
+        runner.on_evidence = lambda rec: with_agreed_carrier(rec, self.ctrl.all_gather(rec["carrier"]))
 
     def report(self, summary) -> int:
         results = self.ctrl.all_gather({"phases": summary.phases_measured, "failed": summary.runs_failed,

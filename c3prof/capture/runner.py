@@ -59,6 +59,12 @@ class CaptureSummary:
     status: str = "complete"
 
 
+def decision_carrier(evidence: dict) -> str:
+    """The carrier a run's applicability is decided on: the one every rank measured in a multi-GPU
+    capture (``carrier_agreed``), else the record's own."""
+    return evidence.get("carrier_agreed", evidence["carrier"])
+
+
 def _phase_record(plan: RunPlan, phase: str, params: dict, result, visit: int = 1) -> dict:
     extra = {} if result.rounds is None else {"rounds": result.rounds, "round_group": result.round_group}
     if visit > 1:
@@ -79,9 +85,17 @@ class Runner:
         self.medians: dict[str, dict[str, float]] = {}   # run id -> phase -> median total_ms
         self.visit = 1                                      # the visit being measured (CaptureOptions.visits)
         self._gpm_recorded = False
-        # transport -> carrier measured by engine evidence (this session's or the resumed trace's)
-        self.carriers: dict[str, str] = {e["transport"]: e["carrier"]
+        # transport -> carrier measured by engine evidence (this session's or the resumed trace's).
+        # A multi-GPU rank decides on the carrier every rank measured (``carrier_agreed``), so that
+        # all ranks skip or run the same runs.
+        self.carriers: dict[str, str] = {e["transport"]: decision_carrier(e)
                                          for e in (existing.engine_evidence if existing else [])}
+        # Transports whose evidence is already in the trace; a multi-GPU capture replaces it with
+        # the transports every rank has (capture/distributed.py).
+        self.evidence_seen: set[str] = {e["transport"] for e in existing.engine_evidence} if existing else set()
+        # Applied to every new engine_evidence record before it is used and written (a multi-GPU
+        # capture adds the carrier every rank agreed on).
+        self.on_evidence = lambda rec: rec
 
     def todo(self, plans: list[RunPlan], visit: int = 1) -> list[tuple[RunPlan, list[str]]]:
         out = []
@@ -97,7 +111,7 @@ class Runner:
             self.progress.note("measuring machine ceilings (peak GEMM FLOP/s, copy bandwidths)")
             self.writer.write(self.bench.ceilings_record({p.scenario.gemm.dtype for p in plans}))
         if self.options.evidence:
-            seen = {e["transport"] for e in self.existing.engine_evidence} if self.existing else set()
+            seen = self.evidence_seen
             # Copy-engine transports first: a GPM window right after heavy SM work can still show it.
             # A sleep control moves no bytes: no engine to ask about.
             ordered = sorted((p for p in plans if p.scenario.comm.op != "sleep"),
@@ -105,8 +119,8 @@ class Runner:
             for t in dict.fromkeys(p.variant.transport for p in ordered):
                 if t not in seen:
                     self.progress.note(f"measuring which engine carries {t}")
-                    rec = self.bench.engine_evidence_record(t)
-                    self.carriers[t] = rec["carrier"]
+                    rec = self.on_evidence(self.bench.engine_evidence_record(t))
+                    self.carriers[t] = decision_carrier(rec)
                     self.writer.write(rec)
 
     def run(self, plans: list[RunPlan]) -> CaptureSummary:

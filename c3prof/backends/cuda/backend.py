@@ -59,7 +59,14 @@ class CudaBackend:
         return DistributedCudaBench(device=device, seed=seed, make_timer=make_timer, ctrl=agreement,
                                     nccl=not options.share_gpu, timeout=timeout, dma_api=options.dma_api,
                                     dma_chunks=options.dma_chunks, dma_streams=options.dma_streams,
-                                    inplace=not options.out_of_place, deadline_s=options.collective_timeout)
+                                    inplace=not options.out_of_place, deadline_s=options.collective_timeout,
+                                    dma_local=options.dma_local, shares_gpu=options.shares_gpu)
+
+    def isolate_device(self, local_rank: int, share_gpu: bool) -> str:
+        """Show this process only its own GPU (CUDA_VISIBLE_DEVICES), before CUDA initializes."""
+        from c3prof.backends.cuda.device import isolate_device
+
+        return isolate_device(local_rank, share_gpu)
 
 
 BACKEND = CudaBackend()

@@ -174,28 +174,34 @@ class CudaBench:
         also keeps the busy fraction (phase time over loop time): short phases leave the GPU
         idle between launches, which dilutes every GPM average.
         """
-        reps = max(4, min(2000, math.ceil(20.0 / max(median_ms, 1e-3))))
+        reps, batches = self._gpm_loop_length(median_ms, window_s)
 
         def looper(timed, failed, stop):
             def loop():
                 try:
-                    while not stop.is_set():
+                    done = 0
+                    # Until stopped, or (a multi-GPU rank) exactly ``batches`` batches, as every rank.
+                    while not stop.is_set() if batches is None else done < batches:
                         pool = setup.timer.enqueue_batch(phase, reps, gate=False)
                         timed.extend(setup.timer.finish_batch(phase, pool, reps)["total_ms"])
+                        done += 1
                 except Exception as exc:  # surfaced below, in the capture's thread
                     failed.append(exc)
             return loop
 
         plain, failed, stop = [], [], threading.Event()
+        self._gpm_sync()
         thread = threading.Thread(target=looper(plain, failed, stop), daemon=True)
         thread.start()
-        stop.wait(window_s + 0.05)
-        stop.set()
+        if batches is None:
+            stop.wait(window_s + 0.05)
+            stop.set()
         thread.join()
         sampled, stop2 = [], threading.Event()
         walls = []
 
         def busy():
+            self._gpm_sync()
             t0 = time.perf_counter()
             th = threading.Thread(target=looper(sampled, failed, stop2), daemon=True)
             th.start()
@@ -215,6 +221,13 @@ class CudaBench:
         if sampled and plain:
             rec["perturbation"] = statistics.median(sampled) / statistics.median(plain)
         return rec, None
+
+    def _gpm_loop_length(self, median_ms: float, window_s: float) -> tuple[int, int | None]:
+        """Repetitions per batch (~20 ms batches) and batches per loop (None: until the window closes)."""
+        return max(4, min(2000, math.ceil(20.0 / max(median_ms, 1e-3)))), None
+
+    def _gpm_sync(self) -> None:
+        """Called before each GPM loop starts (a multi-GPU rank meets its peers there)."""
 
     # -- profiler-driven counters (c3prof.backends.base.Counters) ---------------------------------
 

@@ -56,10 +56,12 @@ class DistributedCudaBench(CudaBench):
 
     def __init__(self, make_timer, device: int, seed: int, ctrl, nccl: bool, timeout,
                  dma_api: str = "memcpy", dma_chunks: int = 1, dma_streams: int = 1, inplace: bool = True,
-                 deadline_s: float = 300.0):
+                 deadline_s: float = 300.0, dma_local: str = "stream", shares_gpu: bool = False):
         super().__init__(make_timer, device=device, seed=seed)
         self.ctrl, self.rank, self.world = ctrl, ctrl.rank, ctrl.world
-        self.dma = {"api": dma_api, "chunks": dma_chunks, "streams": dma_streams}
+        self.dma = {"api": dma_api, "chunks": dma_chunks, "streams": dma_streams, "local": dma_local}
+        self.shares_gpu = shares_gpu
+        self._gpm_agreed: tuple[bool, str | None] | None = None
         self.inplace = inplace
         self.deadline_s = deadline_s
         self.gate = Gate(self.torch, agree=ctrl.agree_max)   # every rank sleeps as long as the slowest needs
@@ -91,9 +93,24 @@ class DistributedCudaBench(CudaBench):
             pass
         return rec
 
+    def _in_turns(self, measure):
+        """``measure()`` on this rank; ranks sharing a GPU take turns (one rank's GPM probe would
+        otherwise see the other's). Only for steps every rank runs (the agreed evidence probes): the
+        ceilings are not, on a resume, so ranks sharing a GPU measure them at the same time."""
+        if not self.shares_gpu:
+            return measure()
+        result = None
+        for turn in range(self.world):
+            if turn == self.rank:
+                result = measure()
+            self.ctrl.barrier()
+        return result
+
     def engine_evidence_record(self, transport_name: str) -> dict:
+        """This rank's evidence (the capture adds the carrier every rank agreed on:
+        c3prof.capture.agreement.with_agreed_carrier)."""
         if transport_name not in IMPLEMENTATIONS:
-            return super().engine_evidence_record(transport_name)
+            return self._in_turns(lambda: super(DistributedCudaBench, self).engine_evidence_record(transport_name))
         op = "all_gather" if self.world > 1 else "all_to_all"   # an in-place all-gather of one rank moves nothing
         stream = self.stream
         coll = self._make_collective(Variant("evidence", "evidence", transport_name), Layout(
@@ -142,7 +159,7 @@ class DistributedCudaBench(CudaBench):
 
             coll = self._agreed(f"{t} buffers", lambda: DmaCollective(
                 self.torch, self.ctrl, layout, self.device, t.split("_")[1], api=self.dma["api"],
-                chunks=self.dma["chunks"], streams=self.dma["streams"], seed=self.seed))
+                chunks=self.dma["chunks"], streams=self.dma["streams"], seed=self.seed, local=self.dma["local"]))
         elif t in NCCL_IMPLEMENTATIONS:
             if self.nccl_groups is None:
                 raise C3profError("NCCL is not available in this capture (--share-gpu)")
@@ -185,10 +202,55 @@ class DistributedCudaBench(CudaBench):
         gemm_stream, comm_stream, params = self._agreed(f"variant {v.strategy}/{v.name}", streams)
         params.update(coll.params())
         params["expected_carrier"] = coll.expected_carrier
+        if v.transport in OWN_DMA_IMPLEMENTATIONS:
+            params["latency_breakdown"] = self._breakdown(coll)
         timer = self.make_timer(setup.gemm, coll, gemm_stream, comm_stream, v.order,
                                 make_pool=lambda n: PollingEventPool(n, self.deadline_s, self.ctrl), gate=self.gate)
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=coll, params=params, _closers=closers)
+
+    # -- GPM counters on every rank ---------------------------------------------------------------
+
+    def gpm_phase_record(self, setup: VariantSetup, phase: str, median_ms: float, run: str,
+                         window_s: float = 0.2) -> tuple[dict | None, str | None]:
+        """CudaBench's GPM window on every rank at once, with loops of an agreed length (a rank that
+        launched one collective more than its peers would wait for them forever)."""
+        ok, reason = self._gpm_available()
+        if not ok:
+            return None, reason
+        rec, reason = super().gpm_phase_record(setup, phase, median_ms, run, window_s)
+        reasons = self.ctrl.all_gather(reason)
+        bad = next((f"rank {r}: {x}" for r, x in enumerate(reasons) if x), None)
+        return (None, bad) if bad else (rec, None)
+
+    def _gpm_available(self) -> tuple[bool, str | None]:
+        """Whether NVML GPM works on every rank (agreed once)."""
+        if self._gpm_agreed is None:
+            mine = self.nvml.gpm_support()
+            reasons = self.ctrl.all_gather(mine)
+            bad = next((f"rank {r}: {x}" for r, x in enumerate(reasons) if x), None)
+            self._gpm_agreed = (bad is None, bad)
+        return self._gpm_agreed
+
+    def _gpm_loop_length(self, median_ms: float, window_s: float) -> tuple[int, int | None]:
+        """Repetitions per batch and batches per loop, the same on every rank: sized by the slowest
+        rank's median to cover the ramp-up and the window with a margin."""
+        slowest = max(self.ctrl.all_gather(median_ms))
+        reps = max(4, min(2000, math.ceil(20.0 / max(slowest, 1e-3))))
+        batches = math.ceil(1.5 * (window_s + 0.1) * 1e3 / (reps * max(slowest, 1e-3)))
+        return reps, max(2, batches)
+
+    def _gpm_sync(self) -> None:
+        self.ctrl.barrier()
+
+    def _breakdown(self, coll) -> dict:
+        """The collective's latency breakdown (measured once per collective, in lone launches on
+        every rank at the same point: opening a variant is collective)."""
+        if coll.breakdown is None:
+            from c3prof.backends.cuda.dma_breakdown import measure_breakdown
+
+            coll.breakdown = measure_breakdown(coll, self.stream, deadline_s=self.deadline_s)
+        return coll.breakdown
 
     def recoverable(self, exc: BaseException) -> bool:
         # Only agreed failures (raised identically on every rank) may be skipped; anything else

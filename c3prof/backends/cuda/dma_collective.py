@@ -10,12 +10,23 @@ Mechanics (per launch, all on the caller's comm stream unless noted):
    runs ahead never deadlocks.
 2. *copies*: the rank's copy plan (:meth:`Layout.copies`): ``push`` writes its own shard into every
    peer's destination (the copy is issued by the *source* GPU's stream); ``pull`` reads every
-   peer's shard into its own destination (issued by the *destination* GPU's stream). Copies are
-   cut into ``chunks`` pieces and spread round-robin over ``streams`` streams (forked from and
-   joined back to the comm stream with events), and enqueued in one nogil call per stream
+   peer's shard into its own destination (issued by the *destination* GPU's stream); ``auto``
+   picks one by size (c3prof.plan.dma_schedule.choose_mode). Copies are cut into ``chunks``
+   pieces and spread over ``streams`` streams (``None``: chosen by world size and size;
+   c3prof.plan.dma_schedule.assign_streams says which peer goes where), forked from and joined
+   back to the comm stream with events, and enqueued in one nogil call per stream
    (c3prof.backends.cuda.runtime.CopyBatch / PeerCopyBatch: ``api`` = memcpy | batch | peer).
 3. *done* (push only): the rank writes DONE[rank] into every peer and waits for every peer's DONE:
    when the comm stream passes it, every peer finished writing into this rank's destination.
+
+all_to_all's local block (its own block, a same-device copy) needs no peer: with ``local="stream"``
+(default) or ``"ce_hint"`` it is issued first, on its own stream, before the ready exchange, so it
+overlaps the flags and the peer copies instead of following them (``"inline"``: after the peer
+copies on the first stream, as measured on two H200s). It is joined back before the launch ends,
+and validated byte for byte with the rest of the destination.
+
+``launch(stream, rep, marks)`` records device events at the stage boundaries when ``marks`` is
+given (c3prof/backends/cuda/dma_breakdown.py turns them into the latency breakdown).
 
 Buffers come from cudaMalloc (c3prof.backends.cuda.runtime.DeviceBuffer: one IPC handle per buffer); handles are
 exchanged over the control group (gloo), opened with cudaIpcOpenMemHandle +
@@ -31,11 +42,15 @@ import os
 
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.patterns import count_mismatches, fill_pattern
-from c3prof.plan.layout import Layout
 from c3prof.errors import C3profError
+from c3prof.plan.dma_schedule import LOCAL_MODES, assign_streams, auto_streams, choose_mode
+from c3prof.plan.layout import Layout
 
 APIS = ("memcpy", "batch", "peer")
-FLAG_WRITES = ("memcpy", "memop")
+# How the ready/done flags are written: a local word copied into each peer (memcpy, as NCCL does),
+# cuStreamWriteValue32 into each peer (memop), or every write and every wait of an exchange in one
+# cuStreamBatchMemOp call each (batch: two host calls per exchange instead of 2(n-1)+1).
+FLAG_WRITES = ("memcpy", "memop", "batch")
 _READY, _DONE = 0, 1
 
 
@@ -66,22 +81,27 @@ class DmaCollective:
     expected_carrier = "copy_engine"
 
     def __init__(self, torch, ctrl, layout: Layout, device: int, mode: str, *, api: str = "memcpy",
-                 chunks: int = 1, streams: int = 1, seed: int = 0, flag_write: str = "memcpy",
-                 enable_peer_access: bool = True):
+                 chunks: int = 1, streams: int | None = 1, seed: int = 0, flag_write: str = "memcpy",
+                 local: str = "stream"):
         if layout.op not in ("all_gather", "all_to_all"):
             raise C3profError(f"c3prof's DMA collectives implement all_gather and all_to_all, not {layout.op}")
-        if api not in APIS or flag_write not in FLAG_WRITES or mode not in ("push", "pull"):
-            raise C3profError(f"DMA collective: mode {mode!r} api {api!r} flag_write {flag_write!r} "
-                              f"(known: push|pull, {'|'.join(APIS)}, {'|'.join(FLAG_WRITES)})")
-        if chunks < 1 or streams < 1:
+        if api not in APIS or flag_write not in FLAG_WRITES or local not in LOCAL_MODES:
+            raise C3profError(f"DMA collective: api {api!r} flag_write {flag_write!r} local {local!r} "
+                              f"(known: {'|'.join(APIS)}, {'|'.join(FLAG_WRITES)}, {'|'.join(LOCAL_MODES)})")
+        if chunks < 1 or (streams is not None and streams < 1):
             raise C3profError("DMA collective: chunks and streams must be >= 1")
         self.torch, self.ctrl, self.layout, self.device = torch, ctrl, layout, device
-        self.mode, self.api, self.chunks, self.n_streams = mode, api, chunks, streams
+        self.requested_mode = mode
+        self.mode = choose_mode(mode, layout.op, layout.nbytes, layout.world)
+        self.api, self.chunks, self.local = api, chunks, local
+        self.n_streams = streams if streams is not None else auto_streams(layout.world, layout.nbytes, layout.op)
+        self.streams_rule = "given" if streams is not None else "auto (c3prof.plan.dma_schedule.auto_streams)"
         self.flag_write, self.seed = flag_write, seed
         self.name = f"dma_{mode}"
         self.nbytes = layout.nbytes
         self.rank, self.world = layout.rank, layout.world
         self.seq = 0
+        self.breakdown: dict | None = None   # filled by dma_breakdown.measure_breakdown when asked
         self._opened: list[int] = []
         self._closed = False
         rt.set_device(device)
@@ -141,43 +161,71 @@ class DmaCollective:
         self._build()
         self.ctrl.barrier()
 
+    def _batch(self, cs: list, prefer_overlap: bool = False):
+        """One enqueue call for the copies ``cs`` (all issued by this rank)."""
+        dsts = [self.ptr[c.dst_rank][c.dst_buf] + c.dst_offset for c in cs]
+        srcs = [self.ptr[c.src_rank][c.src_buf] + c.src_offset for c in cs]
+        sizes = [c.length for c in cs]
+        if prefer_overlap:
+            return rt.CopyBatch(dsts, srcs, sizes, mode="batch", prefer_overlap=True)
+        if self.api == "peer":
+            return rt.PeerCopyBatch(dsts, [self.dev_of[c.dst_rank] for c in cs], srcs,
+                                    [self.dev_of[c.src_rank] for c in cs], sizes)
+        return rt.CopyBatch(dsts, srcs, sizes, mode=self.api)
+
     def _build(self) -> None:
         copies = self.layout.copies(self.mode, self.chunks)
         remote = [c for c in copies if not c.local]
         local = [c for c in copies if c.local]
-        per_stream: list[list] = [[] for _ in range(self.n_streams)]
-        for i, c in enumerate(remote):
-            per_stream[i % self.n_streams].append(c)
-        per_stream[0].extend(local)   # same-device copies (SM-carried on H200) stay on the comm stream
-        self.batches = []
-        for cs in per_stream:
-            if not cs:
-                self.batches.append(None)
-                continue
-            dsts = [self.ptr[c.dst_rank][c.dst_buf] + c.dst_offset for c in cs]
-            srcs = [self.ptr[c.src_rank][c.src_buf] + c.src_offset for c in cs]
-            sizes = [c.length for c in cs]
-            if self.api == "peer":
-                b = rt.PeerCopyBatch(dsts, [self.dev_of[c.dst_rank] for c in cs], srcs,
-                                       [self.dev_of[c.src_rank] for c in cs], sizes)
-            else:
-                b = rt.CopyBatch(dsts, srcs, sizes, mode=self.api)
-            self.batches.append(b)
+        plan = assign_streams([c.dst_rank if self.mode == "push" else c.src_rank for c in remote], self.n_streams)
+        per_stream = [[remote[i] for i in idx] for idx in plan.per_stream]
+        self.stream_rule = plan.rule
+        self.local_batch = None
+        if local and self.local == "inline":
+            per_stream[0].extend(local)   # after the peer copies (the measured two-H200 behaviour)
+        elif local:
+            self.local_batch = self._batch(local, prefer_overlap=self.local == "ce_hint")
+        self.batches = [self._batch(cs) if cs else None for cs in per_stream]
+        self.copies_per_stream = [len(cs) for cs in per_stream]
         self.local_bytes = sum(c.length for c in local)
         self.remote_bytes = sum(c.length for c in remote)
         self.n_copies = len(copies)
-        self._extra: dict[int, list] = {}   # comm-stream priority -> extra streams
-        self._fork = rt.Event(timing=False)
-        self._joins = [rt.Event(timing=False) for _ in range(self.n_streams)]
+        self._extra: dict[int, list] = {}   # comm-stream priority -> extra streams (copies, then the local block)
+        self._fork, self._fork_local = rt.Event(timing=False), rt.Event(timing=False)
+        self._joins = [rt.Event(timing=False) for _ in range(self.n_streams + 1)]
         self._peers = self.layout.peer_order()
         self._seq_word = self.flags.ptr + 4 * (2 * self.world)
+        self._flag_batches = {}
+        if self.flag_write == "batch" and self._peers:
+            for kind in (_READY, _DONE):
+                self._flag_batches[kind, "write"] = rt.FlagBatch([self._flag(p, kind, self.rank) for p in self._peers],
+                                                                 "write")
+                self._flag_batches[kind, "wait"] = rt.FlagBatch([self._flag(self.rank, kind, p) for p in self._peers],
+                                                                "wait")
+
+    def enqueue_calls(self) -> dict:
+        """Host calls one launch makes, by kind (what the latency breakdown's host time is made of),
+        counted from the code path of launch()."""
+        peers = len(self._peers)
+        per_exchange = {"memcpy": 2 * peers + 1, "memop": 2 * peers, "batch": 2}[self.flag_write]
+        flag_ops = 0 if self.world == 1 else (2 if self.mode == "push" else 1) * per_exchange
+        batches = [b for b in self.batches if b is not None]
+        copy_calls = len(batches) if self.api == "batch" else sum(b.count for b in batches)
+        event_ops = 1 + 3 * (self.n_streams - 1) if self.n_streams > 1 else 0   # fork; wait, join, wait per stream
+        if self.local_batch is not None:
+            copy_calls += 1 if getattr(self.local_batch, "mode", None) == "batch" else self.local_batch.count
+            event_ops += 4                                                       # fork, wait, join, wait
+        return {"flag_ops": flag_ops, "copy_batches": len(batches) + (self.local_batch is not None),
+                "copy_calls": copy_calls, "event_ops": event_ops}
 
     def params(self) -> dict:
-        return {"impl": self.name, "mode": self.mode, "api": self.api, "chunks": self.chunks,
-                "streams": self.n_streams, "flag_write": self.flag_write, "inplace": self.layout.inplace,
+        return {"impl": self.name, "mode": self.mode, "requested_mode": self.requested_mode, "api": self.api,
+                "chunks": self.chunks, "streams": self.n_streams, "streams_rule": self.streams_rule,
+                "stream_assignment": self.stream_rule, "copies_per_stream": self.copies_per_stream,
+                "local": self.local, "flag_write": self.flag_write, "inplace": self.layout.inplace,
                 "copies_per_launch": self.n_copies, "remote_bytes": self.remote_bytes,
                 "local_bytes": self.local_bytes, "world_size": self.world, "rank": self.rank,
-                "peers": self.diagnostics}
+                "enqueue_calls": self.enqueue_calls(), "peers": self.diagnostics}
 
     # -- one launch ------------------------------------------------------------------------------
 
@@ -185,6 +233,9 @@ class DmaCollective:
         return self.ptr[rank]["flags"] + 4 * (kind * self.world + slot)
 
     def _signal(self, s, kind: int) -> None:
+        if self.flag_write == "batch":
+            self._flag_batches[kind, "write"].enqueue(self.seq, s)
+            return
         if self.flag_write == "memop":
             for p in self._peers:
                 rt.stream_write_value32(self._flag(p, kind, self.rank), self.seq, s)
@@ -194,35 +245,57 @@ class DmaCollective:
             rt.memcpy_async(self._flag(p, kind, self.rank), self._seq_word, 4, s)
 
     def _wait(self, s, kind: int) -> None:
+        if self.flag_write == "batch":
+            self._flag_batches[kind, "wait"].enqueue(self.seq, s)
+            return
         for p in self._peers:
             rt.stream_wait_value32(self._flag(self.rank, kind, p), self.seq, s)
 
     def _streams(self, s) -> list:
+        """The comm stream, the extra copy streams and (last) the local block's stream, at ``s``'s priority."""
         extra = self._extra.get(s.priority)
         if extra is None:
-            extra = self._extra[s.priority] = [rt.Stream(priority=s.priority) for _ in range(self.n_streams - 1)]
+            extra = self._extra[s.priority] = [rt.Stream(priority=s.priority) for _ in range(self.n_streams)]
         return [s, *extra]
 
-    def launch(self, stream, rep: int) -> None:
+    def launch(self, stream, rep: int, marks=None) -> None:
+        """One collective on ``stream`` (enqueued, not waited for). ``marks``: four timing events
+        recorded on the comm stream at start, after the ready wait, after the copies, at the end."""
         s = stream.dma
+        streams = self._streams(s)
+        local_s = streams[-1]
         self.seq += 1
+        if marks is not None:
+            marks[0].record(s)
+        if self.local_batch is not None:          # no peer involved: start it before anything else
+            self._fork_local.record(s)
+            local_s.wait(self._fork_local)
+            self.local_batch.enqueue(local_s)
+            self._joins[-1].record(local_s)
         if self.world > 1:
             self._signal(s, _READY)
             self._wait(s, _READY)
-        streams = self._streams(s)
-        if len(streams) > 1:
+        if marks is not None:
+            marks[1].record(s)
+        if self.n_streams > 1:                    # peer copies start only once every peer is ready
             self._fork.record(s)
-            for x in streams[1:]:
-                x.wait(self._fork)
-        for x, b in zip(streams, self.batches):
+        for x in streams[1:self.n_streams]:
+            x.wait(self._fork)
+        for x, b in zip(streams[:self.n_streams], self.batches):
             if b is not None:
                 b.enqueue(x)
-        for i, x in enumerate(streams[1:], start=1):
-            self._joins[i].record(x)
+        for i in range(1, self.n_streams):
+            self._joins[i].record(streams[i])
             s.wait(self._joins[i])
+        if marks is not None:
+            marks[2].record(s)
         if self.mode == "push" and self.world > 1:
             self._signal(s, _DONE)
             self._wait(s, _DONE)
+        if self.local_batch is not None:
+            s.wait(self._joins[-1])
+        if marks is not None:
+            marks[3].record(s)
 
     # -- validation ------------------------------------------------------------------------------
 

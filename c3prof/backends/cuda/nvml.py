@@ -56,6 +56,17 @@ class Nvml:
             "unix_time": time.time(),
         }
 
+    def gpm_support(self) -> str | None:
+        """None when GPM works on this GPU, else the reason it does not."""
+        if self.handle is None:
+            return self.error
+        try:
+            if not self.nv.nvmlGpmQueryDeviceSupport(self.handle).isSupportedDevice:
+                return "GPM not supported on this GPU"
+        except Exception as exc:
+            return f"GPM query failed: {exc}"
+        return None
+
     def gpm_window(self, metric_names: list[str], run_for_s: float, busy: callable) -> dict:
         """Sample GPM metrics over a window while ``busy()`` keeps the GPU working.
 

@@ -26,11 +26,12 @@ from c3prof.backends.cuda.runtime.errors import NO_GPU_ERRORS, CudaError
 from c3prof.backends.cuda.runtime.ipc import (ipc_close_mem_handle, ipc_mem_handle, ipc_open_mem_handle,
                                               ipc_open_mem_handle_flags)
 from c3prof.backends.cuda.runtime.memory import DeviceBuffer, HostBuffer, memset_async, pointer_info
-from c3prof.backends.cuda.runtime.streams import (Event, EventPool, Stream, event_pool_query, stream_wait_value32,
-                                                  stream_write_value32)
+from c3prof.backends.cuda.runtime.streams import (Event, EventPool, FlagBatch, Stream, event_pool_query,
+                                                  stream_wait_value32, stream_write_value32)
 
 __all__ = [
-    "CopyBatch", "CudaError", "DeviceBuffer", "Event", "EventPool", "HostBuffer", "NO_GPU_ERRORS", "PeerCopyBatch",
+    "CopyBatch", "CudaError", "DeviceBuffer", "Event", "EventPool", "FlagBatch", "HostBuffer", "NO_GPU_ERRORS",
+    "PeerCopyBatch",
     "Stream", "can_access_peer", "check_last_error", "device_by_pci_bus_id", "device_count", "device_properties",
     "device_synchronize", "driver_version", "enable_peer_access", "event_pool_query", "get_device",
     "ipc_close_mem_handle", "ipc_mem_handle", "ipc_open_mem_handle", "ipc_open_mem_handle_flags", "mem_get_info",

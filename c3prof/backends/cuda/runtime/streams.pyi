@@ -1,7 +1,7 @@
 """Type stub of c3prof.backends.cuda.runtime.streams (Cython). Pointers are plain ints; every call
 raises CudaError when its CUDA call fails."""
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 class Stream:
     priority: int
@@ -34,3 +34,11 @@ class EventPool:
 def stream_write_value32(addr: int, value: int, stream: Stream) -> None: ...
 def stream_wait_value32(addr: int, value: int, stream: Stream) -> None: ...
 def event_pool_query(pool: EventPool, i: int) -> bool: ...
+
+class FlagBatch:
+    count: int
+    kind: str
+    def __init__(self, addrs: Sequence[int], kind: str) -> None: ...
+    def enqueue(self, value: int, stream: Stream) -> None: ...
+    @staticmethod
+    def params_bytes() -> int: ...

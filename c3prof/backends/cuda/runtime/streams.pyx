@@ -8,7 +8,7 @@ nanoseconds; every status becomes a CudaError naming the call (errors.pyx).
 
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
 from cuda.bindings cimport cyruntime as rt
@@ -269,3 +269,72 @@ def event_pool_query(EventPool pool not None, int i):
         return False
     _check(err, "cudaEventQuery")
     return True
+
+
+# CUstreamBatchMemOpParams (cuda.h; a 48-byte union) as its waitValue / writeValue member, spelled
+# out because the headers that declare it are not in the CUDA wheels (see _driver_entry).
+ctypedef struct _MemOpParams:
+    unsigned int operation       # CUstreamBatchMemOpType
+    unsigned int _pad0
+    unsigned long long address   # CUdeviceptr
+    unsigned long long value     # union { cuuint32_t value; cuuint64_t value64 }
+    unsigned int flags
+    unsigned int _pad1
+    unsigned long long alias
+    unsigned long long _pad2
+
+ctypedef int (*_batch_mem_op_fn)(rt.cudaStream_t, unsigned int, _MemOpParams*, unsigned int) noexcept nogil
+cdef _batch_mem_op_fn _cu_batch_mem_op = NULL
+cdef unsigned int _CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
+cdef unsigned int _CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
+cdef unsigned int _FLAG_BATCH_MAX = 256   # cuStreamBatchMemOp's limit on operations per call
+
+
+cdef class FlagBatch:
+    """Several 32-bit flag operations of one kind enqueued with one cuStreamBatchMemOp call: writes
+    of a value to many addresses (``kind="write"``) or waits until every address holds >= a value
+    (``kind="wait"``). The value changes per launch (a sequence number); the addresses are fixed.
+    One driver call instead of one per flag: the ready/done exchange of a DMA collective among n
+    ranks costs two host calls instead of 2(n-1)+1."""
+
+    cdef _MemOpParams* _ops
+    cdef readonly unsigned int count
+    cdef readonly str kind
+
+    def __cinit__(self, addrs, str kind):
+        cdef unsigned int i
+        if kind not in ("write", "wait"):
+            raise ValueError(f"FlagBatch kind must be 'write' or 'wait', got {kind!r}")
+        if not 0 < len(addrs) <= _FLAG_BATCH_MAX:
+            raise ValueError(f"FlagBatch needs 1 to {_FLAG_BATCH_MAX} addresses, got {len(addrs)}")
+        self.count = len(addrs)
+        self.kind = kind
+        self._ops = <_MemOpParams*>malloc(self.count * sizeof(_MemOpParams))
+        if self._ops == NULL:
+            raise MemoryError()
+        memset(self._ops, 0, self.count * sizeof(_MemOpParams))
+        for i in range(self.count):
+            self._ops[i].operation = _CU_STREAM_MEM_OP_WAIT_VALUE_32 if kind == "wait" else _CU_STREAM_MEM_OP_WRITE_VALUE_32
+            self._ops[i].address = <unsigned long long><uintptr_t>int(addrs[i])
+            self._ops[i].flags = _CU_STREAM_WAIT_VALUE_GEQ if kind == "wait" else _CU_STREAM_WRITE_VALUE_DEFAULT
+
+    def enqueue(self, unsigned int value, Stream stream not None):
+        """Enqueue every operation with ``value`` on ``stream`` (one driver call; returns at once)."""
+        global _cu_batch_mem_op
+        cdef unsigned int i
+        cdef int res
+        if _cu_batch_mem_op == NULL:
+            _cu_batch_mem_op = <_batch_mem_op_fn>_driver_entry(b"cuStreamBatchMemOp")
+        for i in range(self.count):
+            self._ops[i].value = value
+        with nogil:
+            res = _cu_batch_mem_op(stream._s, self.count, self._ops, 0)
+        _check_drv(res, f"cuStreamBatchMemOp({self.count} {self.kind} ops)")
+
+    @staticmethod
+    def params_bytes():
+        """sizeof of one operation's parameters here: must be 48, cuda.h's CUstreamBatchMemOpParams."""
+        return sizeof(_MemOpParams)
+
+    def __dealloc__(self):
+        free(self._ops)

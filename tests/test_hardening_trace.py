@@ -136,3 +136,16 @@ def test_reader_raises_only_trace_errors(tmp_path):
     p.write_bytes(b"\n".join(ln.encode() for ln in trace_lines()[:2]) + b"\n" + b"[" * 50_000 + b"\n")
     with pytest.raises(TraceError, match="line 3"):
         read_trace(p)
+
+
+def test_a_run_identity_seen_valid_still_checks_the_next_phase(tmp_path):
+    # The reader remembers identities (scenario, strategy, variant, run) it found valid, keyed by
+    # their text: a later phase of the same run whose scenario differs only by type (4096.0 for
+    # 4096, equal as numbers) must still be validated and refused.
+    lines = trace_lines()
+    i = first("phase")
+    rec = json.loads(lines[i])
+    later = next(j for j in range(i + 1, len(lines)) if json.loads(lines[j]).get("run") == rec["run"])
+    edited = json.loads(lines[later])
+    edited["scenario"]["gemm"]["m"] = float(edited["scenario"]["gemm"]["m"])
+    one_line_error(report(write_edited(tmp_path, later, json.dumps(edited))), "gemm.m must be a positive integer")

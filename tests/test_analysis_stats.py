@@ -143,7 +143,8 @@ def test_percentile_ci_is_the_linear_quantile_of_the_sorted_replicates():
         reps = np.round(rng.normal(size=size), 1)
         srt = np.sort(reps)
         expected = []
-        for q in (0.05, 0.95):
+        alpha = (1 - 0.9) / 2  # as percentile_ci computes it (0.04999...)
+        for q in (alpha, 1 - alpha):
             pos = q * (size - 1)
             lo = int(np.floor(pos))
             hi = min(lo + 1, size - 1)

@@ -260,7 +260,7 @@ def _linear_quantiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:
     last = values.size - 1
     pos = [q * last for q in qs]
     los = [int(p) for p in pos]                          # floor: positions are >= 0
-    part = np.partition(values, los + [min(lo + 1, last) for lo in los])
+    part = np.partition(values, sorted(set(los + [min(lo + 1, last) for lo in los])))  # kth ascending, unique
     out = []
     for p, lo in zip(pos, los):
         low = float(part[lo])

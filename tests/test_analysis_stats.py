@@ -152,3 +152,15 @@ def test_percentile_ci_is_the_linear_quantile_of_the_sorted_replicates():
         ci = percentile_ci(reps, 0.9)
         assert [ci.low, ci.high] == expected
         assert np.allclose(expected, np.quantile(reps, [0.05, 0.95]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 25, 26, 1001, 2048])
+def test_median_rank_alias_table_holds_the_tabled_distribution(n):
+    # Walker's alias table draws J1 - 1 = i with probability keep[i] / n plus (1 - keep[k]) / n for
+    # every k aliased to i: exactly the tabled probabilities of the rank.
+    from c3prof.analysis.stats import _median_rank_alias, _median_rank_table
+    keep, alias = _median_rank_alias(n)
+    implied = keep / n
+    np.add.at(implied, alias, (1.0 - keep) / n)
+    cdf, _ = _median_rank_table(n)
+    assert np.abs(implied - np.diff(np.concatenate([[0.0], cdf]))).max() < 1e-14

@@ -155,13 +155,16 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 # lone surrogate gets past the UTF-8 decoder and the JSON parser), or a number that may overflow to
 # inf (a three-digit exponent or a 300-digit mantissa). Matching is conservative: a match only means
 # the full walk runs.
-_MAYBE_BAD_JSON = re.compile(rb"\\u|[eE][+-]?\d{3}|\d{300}")
+# (Two patterns and a substring test: one alternation of all three scans several times slower.)
+_BIG_EXPONENT = re.compile(rb"[eE][+-]?\d{3}")
+_LONG_NUMBER = re.compile(rb"\d{300}")
 
 
 def _is_plain_json(raw: bytes) -> bool:
     """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
     and fewer brackets than the nesting limit (so no value can be nested deeper than it)."""
-    return raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH and _MAYBE_BAD_JSON.search(raw) is None
+    return (raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH and b"\\u" not in raw
+            and _BIG_EXPONENT.search(raw) is None and _LONG_NUMBER.search(raw) is None)
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:

@@ -149,3 +149,18 @@ def test_a_run_identity_seen_valid_still_checks_the_next_phase(tmp_path):
     edited = json.loads(lines[later])
     edited["scenario"]["gemm"]["m"] = float(edited["scenario"]["gemm"]["m"])
     one_line_error(report(write_edited(tmp_path, later, json.dumps(edited))), "gemm.m must be a positive integer")
+
+
+@pytest.mark.parametrize("text,plain", [
+    (b'{"record":"end","status":"complete","t":[1.5e-05,0.2]}', True),
+    (b'{"record":"end","status":"complete","n":1e400}', False),                  # may overflow to inf
+    (b'{"record":"end","status":"complete","n":1E+308}', False),
+    (b'{"record":"end","status":"a\\u0000b"}', False),                             # NUL or surrogate escape
+    (b'{"record":"end","n":' + b"9" * 310 + b'.0}', False),                      # 310-digit mantissa
+    (b'{"record":"end","n":' + b"[" * 17 + b"]" * 17 + b"}", False),             # deeper than MAX_DEPTH
+])
+def test_plain_json_text_is_recognized_conservatively(text, plain):
+    # The reader skips the per-value walk only for text that cannot fail it; anything that might
+    # (the malformed lines above among them) goes through the full check.
+    from c3prof.trace import _is_plain_json
+    assert _is_plain_json(text) is plain

@@ -111,8 +111,9 @@ def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
     return out
 
 
-def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one `c3prof report --json` in a fresh process."""
+def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one `c3prof report --json` in a
+    fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
     cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *extra]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=who.cwd)
@@ -120,34 +121,31 @@ def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tup
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{who.label}: report failed with status {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss is in KiB
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss is in KiB
 
 
 def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, figures: bool) -> dict[str, float]:
-    """Median wall time per candidate (and of the --figures run minus the plain one with ``figures``),
-    runs alternating between candidates."""
-    walls: dict[str, list[float]] = {w.label: [] for w in whos}
-    extra_walls: dict[str, list[float]] = {w.label: [] for w in whos}
+    """Median wall time per candidate (with ``figures``: of the --figures run minus the plain one),
+    runs alternating between candidates; CPU times are printed beside."""
+    walls: dict[str, list[tuple[float, float]]] = {w.label: [] for w in whos}
     rss: dict[str, float] = {}
     for _ in range(repeat):
         for w in whos:
-            wall, rss[w.label] = time_report(w, trace, tmp / "report.json", [])
-            walls[w.label].append(wall)
+            wall, cpu, rss[w.label] = time_report(w, trace, tmp / "report.json", [])
             if figures:
-                fig_dir = tmp / f"figures-{len(extra_walls[w.label])}"
-                fig_wall, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
-                extra_walls[w.label].append(fig_wall - wall)
+                fig_dir = tmp / "figures"
+                fig_wall, fig_cpu, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
+                wall, cpu = fig_wall - wall, fig_cpu - cpu
                 shutil.rmtree(fig_dir)
+            walls[w.label].append((wall, cpu))
+    what = "--figures adds" if figures else "report --json"
     medians = {}
     for w in whos:
-        medians[w.label] = statistics.median(walls[w.label])
-        runs = " ".join(f"{x:.2f}" for x in walls[w.label])
-        line = f"  {w.label:40s} report --json {medians[w.label]:6.2f} s (runs {runs})  peak RSS {rss[w.label]:6.0f} MiB"
-        if figures:
-            extra = statistics.median(extra_walls[w.label])
-            line += f"  --figures adds {extra:5.2f} s (runs {' '.join(f'{x:.2f}' for x in extra_walls[w.label])})"
-            medians[w.label] = extra
-        print(line)
+        medians[w.label] = statistics.median(x for x, _ in walls[w.label])
+        cpu = statistics.median(c for _, c in walls[w.label])
+        runs = " ".join(f"{x:.2f}" for x, _ in walls[w.label])
+        print(f"  {w.label:24s} {what} {medians[w.label]:6.2f} s wall (runs {runs}), {cpu:6.2f} s CPU;  "
+              f"peak RSS {rss[w.label]:5.0f} MiB")
     return medians
 
 

@@ -24,7 +24,7 @@ times (the median is reported):
   its low-memory mode; needs ``pip install ijson``).
 
 Measured per tool: wall time of the work (after the tool's library imports: HTA's pandas/numpy/plotly,
-c3prof's numpy/scipy/rich and its own modules; not matplotlib, which the figure variant pays for),
+c3prof's numpy/rich and its own modules (ingest needs no scipy); not matplotlib, which the figure variant pays for),
 wall time of the whole process (interpreter start, every import, the work), and peak
 resident memory: the maximum of the process's and its reaped children's ``ru_maxrss`` (HTA parses
 in a worker process of a multiprocessing pool, which this includes). A tool that fails is reported
@@ -67,7 +67,6 @@ def _child_c3prof(tool: str, trace: Path) -> dict:
     # numpy, plotly): work time is the tool's own work. matplotlib is not imported here: the
     # figure variant pays for it (its worker imports it while the trace is read).
     import rich.console  # noqa: F401
-    import scipy.special  # noqa: F401  (c3prof.analysis.stats's exact bootstrap of the median)
 
     import c3prof.ingest.analyze  # noqa: F401
     import c3prof.ingest.render  # noqa: F401

@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Benchmark ``c3prof report --json`` on a large SYNTHETIC trace (not measured data).
+"""Benchmark ``c3prof report --json`` on a large SYNTHETIC trace (not measured data), side by side.
 
-Builds, in a temporary directory, a trace with ``--samples`` repetitions in total (default 10^6:
-25 scenarios x 4 strategy/variants x 4 phases x 2500 repetitions; the concurrent phase carries all
-five series), then times ``python -m c3prof report TRACE --json OUT --quiet`` in a subprocess and
-reports wall time and the child's peak RSS. With ``--scaling`` it also runs at 1/4 of the size,
-to show memory growing linearly with the trace. Goal: under 5 s on 2 cores for 10^6 samples.
+Builds, in a temporary directory, a trace with ``--samples`` repetitions in total (default 10^6 over
+10,000 runs: 2500 scenarios x 4 strategy/variants x 4 phases x 25 repetitions; the concurrent phase
+carries all five series), then times ``python -m c3prof report TRACE --json OUT --quiet`` in fresh
+subprocesses and reports the median wall time and the child's peak RSS. Goal: under 3 s on 2 cores.
 
-    python benchmarks/bench_report.py                 # 10^6 samples
-    python benchmarks/bench_report.py --scaling       # also 2.5*10^5, prints RSS per sample
-    python benchmarks/bench_report.py --check 5       # exit 1 if slower than 5 s
-    python benchmarks/bench_report.py --scenarios 250 # 1000 runs of 250 repetitions per phase
+Side by side: ``--baseline REV`` also times the c3prof of git revision REV (its ``c3prof/`` package,
+extracted with ``git archive``, run by the same interpreter), ``--baseline-python PY`` the c3prof
+installed for another interpreter. The two alternate run by run (``--repeat`` each), so a busy
+shared machine slows both alike; the load average is printed before and after.
+
+    python benchmarks/bench_report.py                          # this worktree, 10^6 samples
+    python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating
+    python benchmarks/bench_report.py --baseline-python /work/main/.venv/bin/python
+    python benchmarks/bench_report.py --figures tests/data/h200_default_1.jsonl --baseline main
+                                                               # the --figures cost on a real trace
+    python benchmarks/bench_report.py --scaling                # also 2.5*10^5, prints RSS per sample
+    python benchmarks/bench_report.py --check 3                # exit 1 if slower than 3 s
+    python benchmarks/bench_report.py --scenarios 25           # 100 runs of 2500 repetitions per phase
 """
 
 from __future__ import annotations
@@ -18,10 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -73,40 +84,106 @@ def build_trace(path: Path, samples: int, scenarios: int = 25) -> int:
     return reps * scenarios * len(RUNS) * len(PHASES)
 
 
-def time_report(trace: Path, out: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one `c3prof report --json` in a fresh process."""
-    cmd = [sys.executable, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet"]
+@dataclass
+class Candidate:
+    """A c3prof to time: a label, the interpreter, and the directory ``python -m c3prof`` runs from."""
+
+    label: str
+    python: str
+    cwd: Path
+
+
+def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
+    """This worktree first, then the baseline asked for (if any)."""
+    out = [Candidate("worktree", sys.executable, ROOT)]
+    if args.baseline:
+        src = tmp / "baseline"
+        src.mkdir()
+        # The package alone, as of REV: `python -m c3prof` run from src imports it (cwd comes first
+        # on sys.path). The report path needs no compiled extension.
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "c3prof"], capture_output=True)
+        if archive.returncode != 0:
+            raise SystemExit(f"git archive {args.baseline}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+        out.append(Candidate(f"rev {args.baseline}", sys.executable, src))
+    if args.baseline_python:
+        out.append(Candidate(f"python {args.baseline_python}", args.baseline_python, tmp))  # its installed c3prof
+    return out
+
+
+def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one `c3prof report --json` in a
+    fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
+    cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *extra]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT)
+    proc = subprocess.Popen(cmd, cwd=who.cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"report failed with status {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss is in KiB
+        raise SystemExit(f"{who.label}: report failed with status {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss is in KiB
+
+
+def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, figures: bool) -> dict[str, float]:
+    """Median wall time per candidate (with ``figures``: of the --figures run minus the plain one),
+    runs alternating between candidates; CPU times are printed beside."""
+    walls: dict[str, list[tuple[float, float]]] = {w.label: [] for w in whos}
+    rss: dict[str, float] = {}
+    for _ in range(repeat):
+        for w in whos:
+            wall, cpu, rss[w.label] = time_report(w, trace, tmp / "report.json", [])
+            if figures:
+                fig_dir = tmp / "figures"
+                fig_wall, fig_cpu, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
+                wall, cpu = fig_wall - wall, fig_cpu - cpu
+                shutil.rmtree(fig_dir)
+            walls[w.label].append((wall, cpu))
+    what = "--figures adds" if figures else "report --json"
+    medians = {}
+    for w in whos:
+        medians[w.label] = statistics.median(x for x, _ in walls[w.label])
+        cpu = statistics.median(c for _, c in walls[w.label])
+        runs = " ".join(f"{x:.2f}" for x, _ in walls[w.label])
+        print(f"  {w.label:24s} {what} {medians[w.label]:6.2f} s wall (runs {runs}), {cpu:6.2f} s CPU;  "
+              f"peak RSS {rss[w.label]:5.0f} MiB")
+    return medians
+
+
+def _load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=1_000_000)
-    ap.add_argument("--scenarios", type=int, default=25,
+    ap.add_argument("--scenarios", type=int, default=2500,
                     help="scenarios (x4 runs); more scenarios = more runs with fewer repetitions each")
     ap.add_argument("--scaling", action="store_true", help="also run at a quarter of the size")
-    ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the full-size run is slower")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh-process runs per candidate (median reported)")
+    ap.add_argument("--baseline", metavar="REV", help="also time the c3prof of this git revision")
+    ap.add_argument("--baseline-python", metavar="PY", help="also time the c3prof installed for this interpreter")
+    ap.add_argument("--figures", metavar="TRACE", type=Path,
+                    help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
+    ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     args = ap.parse_args()
-    sizes = ([args.samples // 4] if args.scaling else []) + [args.samples]
-    print(f"c3prof report benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, synthetic traces")
+    print(f"c3prof report benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; {_load()}")
     wall = 0.0
-    with tempfile.TemporaryDirectory(prefix="c3prof-bench-") as tmp:
-        for n in sizes:
-            trace = Path(tmp) / f"synthetic_bench_{n}.jsonl"
-            t0 = time.perf_counter()
-            exact = build_trace(trace, n, args.scenarios)
-            built = time.perf_counter() - t0
-            wall, rss = time_report(trace, Path(tmp) / "report.json")
-            mb = trace.stat().st_size / 2**20
-            print(f"samples {exact:>9,d}  runs {args.scenarios * len(RUNS):>6,d}  trace {mb:6.1f} MiB (built in {built:.1f} s)  "
-                  f"report --json {wall:5.2f} s  peak RSS {rss:6.0f} MiB")
-    print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted)")
+    with tempfile.TemporaryDirectory(prefix="c3prof-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        whos = candidates(args, tmp)
+        if args.figures:
+            print(f"trace {args.figures} (--figures cost: wall of report --json --figures minus report --json)")
+            wall = side_by_side(whos, args.figures.resolve(), tmp, args.repeat, figures=True)["worktree"]
+        else:
+            for n in ([args.samples // 4] if args.scaling else []) + [args.samples]:
+                trace = tmp / f"synthetic_bench_{n}.jsonl"
+                t0 = time.perf_counter()
+                exact = build_trace(trace, n, args.scenarios)
+                mb = trace.stat().st_size / 2**20
+                print(f"samples {exact:,d}  runs {args.scenarios * len(RUNS):,d}  trace {mb:.1f} MiB "
+                      f"(SYNTHETIC, built in {time.perf_counter() - t0:.1f} s)")
+                wall = side_by_side(whos, trace, tmp, args.repeat, figures=False)["worktree"]
+    print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted; {_load()})")
     if args.check is not None and wall > args.check:
         print(f"FAIL: {wall:.2f} s > {args.check} s")
         return 1

@@ -151,6 +151,20 @@ def _check_values(obj, path, lineno, where: str, depth: int = 0) -> None:
 
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+# What in a record's JSON text could make _check_values fail: a \u escape (the only way a NUL or a
+# lone surrogate gets past the UTF-8 decoder and the JSON parser), or a number that may overflow to
+# inf (a three-digit exponent or a 300-digit mantissa). Matching is conservative: a match only means
+# the full walk runs.
+# (Two patterns and a substring test: one alternation of all three scans several times slower.)
+_BIG_EXPONENT = re.compile(rb"[eE][+-]?\d{3}")
+_LONG_NUMBER = re.compile(rb"\d{300}")
+
+
+def _is_plain_json(raw: bytes) -> bool:
+    """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
+    and fewer brackets than the nesting limit (so no value can be nested deeper than it)."""
+    return (raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH and b"\\u" not in raw
+            and _BIG_EXPONENT.search(raw) is None and _LONG_NUMBER.search(raw) is None)
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:
@@ -174,13 +188,17 @@ _OPTIONAL: dict[str, dict[str, type | tuple[type, ...]]] = {
 MAX_ROUND = 2**31 - 1
 
 
-def validate_record(rec: dict, path="<trace>", lineno=0) -> None:
-    """Raise TraceError if ``rec`` does not follow the schema of its record type."""
+def validate_record(rec: dict, path="<trace>", lineno=0, plain_text: bool = False) -> None:
+    """Raise TraceError if ``rec`` does not follow the schema of its record type.
+
+    ``plain_text``: the caller saw in the record's JSON text that it cannot hold what _check_values
+    looks for (see _is_plain_json), so that walk over every value is skipped."""
     kind = rec.get("record")
     if not isinstance(kind, str) or kind not in _REQUIRED:
         raise _fail(path, lineno, f"unknown record type {_short(kind)}")
     _check_types(rec, kind, path, lineno)
-    _check_values({k: v for k, v in rec.items() if k != "samples"}, path, lineno, kind)
+    if not plain_text:
+        _check_values({k: v for k, v in rec.items() if k != "samples"}, path, lineno, kind)
     _VALIDATORS.get(kind, lambda *a: None)(rec, path, lineno)
 
 
@@ -191,12 +209,30 @@ def _validate_header(rec, path, lineno) -> None:
         raise _fail(path, lineno, f"header rank {rec['rank']} / world_size {rec['world_size']} out of range")
 
 
+# Run identities (scenario text, strategy, variant, run id) already found valid. A run's four phase
+# records repeat the same identity, and parsing the scenario was a fifth of reading a large trace.
+# repr (not ==) keys it, so 1 and 1.0 or True stay apart; bounded, as a trace may hold many runs.
+_VALID_IDENTITIES: set[tuple[str, str, str, str]] = set()
+_MAX_VALID_IDENTITIES = 4096
+
+
 def _validate_phase(rec, path, lineno) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
     visit = rec.get("visit")
     if visit is not None and not 1 <= visit <= MAX_VISITS:
         raise _fail(path, lineno, f"phase visit must be between 1 and {MAX_VISITS}, got {_short(visit)}")
+    identity = (repr(rec["scenario"]), repr(rec["strategy"]), repr(rec["variant"]), repr(rec["run"]))
+    if identity not in _VALID_IDENTITIES:
+        _validate_run_identity(rec, path, lineno)
+        if len(_VALID_IDENTITIES) >= _MAX_VALID_IDENTITIES:
+            _VALID_IDENTITIES.clear()
+        _VALID_IDENTITIES.add(identity)
+    _validate_samples(rec, path, lineno)
+
+
+def _validate_run_identity(rec, path, lineno) -> None:
+    """The phase's scenario, strategy and variant are valid, and its run id is the one they name."""
     try:
         scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
         _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
@@ -206,7 +242,6 @@ def _validate_phase(rec, path, lineno) -> None:
         raise _fail(path, lineno, str(exc)) from None
     if rec["run"] != run_id(scenario.name, rec["strategy"], rec["variant"]):
         raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
-    _validate_samples(rec, path, lineno)
 
 
 def _known_scenario_fields(d: dict) -> dict:
@@ -255,6 +290,8 @@ def _validate_rounds(rec, n: int, path, lineno) -> None:
         return
     if len(rounds) != n:
         raise _fail(path, lineno, f"phase rounds must be a list of {n} integers, one per repetition")
+    if set(map(type, rounds)) == {int} and 0 <= min(rounds) and max(rounds) <= MAX_ROUND:
+        return  # the common all-good list, checked at C speed; otherwise find the bad one below
     for r in rounds:
         if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= MAX_ROUND:
             raise _fail(path, lineno, f"phase rounds must be integers in [0, {MAX_ROUND}], got {_short(r)}")
@@ -566,7 +603,7 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
             rec = parse_record(raw, path, lineno)
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno)
+            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw))
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)

@@ -86,3 +86,81 @@ def test_median_interval_contains_the_median(values, seed):
     ci = percentile_ci(bootstrap_medians(x, 2000, rng_for(seed)))
     if ci.ok:
         assert ci.contains(float(np.median(x)))
+
+
+def _enumerated_median_pmf(n):
+    """Exact distribution of the resample median of x = 1..n, by enumerating all n^n resamples."""
+    import itertools
+    from collections import Counter
+    counts = Counter(float(np.median(r)) for r in itertools.product(range(1, n + 1), repeat=n))
+    return {v: c / n**n for v, c in counts.items()}
+
+
+def _tabled_median_pmf(n):
+    """The distribution the rank table of stats._median_rank_table implies (no sampling)."""
+    from c3prof.analysis.stats import _median_rank_table
+    cdf, same = _median_rank_table(n)
+    p1 = np.diff(np.concatenate([[0.0], cdf]))
+    out: dict[float, float] = {}
+    for j in range(1, n + 1):
+        if same is None:
+            out[float(j)] = out.get(float(j), 0.0) + p1[j - 1]
+            continue
+        out[float(j)] = out.get(float(j), 0.0) + p1[j - 1] * same[j - 1]
+        m = n - n // 2  # draws left above the j smallest when J2 > J1 = j
+        for k in range(j + 1, n + 1):
+            pk = ((n - k + 1) / (n - j)) ** m - ((n - k) / (n - j)) ** m
+            v = (j + k) / 2
+            out[v] = out.get(v, 0.0) + p1[j - 1] * (1 - same[j - 1]) * pk
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
+def test_median_rank_table_is_the_exact_distribution(n):
+    # No Monte Carlo here: the table's probabilities equal those of all n^n equally likely resamples.
+    exact, tabled = _enumerated_median_pmf(n), _tabled_median_pmf(n)
+    assert set(k for k, p in tabled.items() if p > 1e-15) == set(exact)
+    assert max(abs(tabled.get(v, 0.0) - p) for v, p in exact.items()) < 1e-12
+
+
+@pytest.mark.parametrize("n", [25, 26])
+def test_tabled_and_beta_median_samplers_agree(n):
+    # Above the table's size limit the Beta sampler is used; both draw the same distribution.
+    from c3prof.analysis.stats import _beta_medians
+    x = np.sort(np.random.default_rng(n).lognormal(0, 0.1, n))
+    tabled = bootstrap_medians(x, 100_000, rng_for(0, "tab", n), presorted=True)
+    beta = _beta_medians(x, 100_000, rng_for(0, "beta", n))
+    values = np.union1d(tabled, beta)
+    assert max(abs((tabled == v).mean() - (beta == v).mean()) for v in values) < 0.01
+    assert abs(np.quantile(tabled, 0.025) - np.quantile(beta, 0.025)) < 0.2 * np.std(x)
+
+
+def test_percentile_ci_is_the_linear_quantile_of_the_sorted_replicates():
+    # The partial sort must give exactly what interpolating the fully sorted replicates gives (ties
+    # included), and np.quantile's linear method up to its own rounding.
+    rng = np.random.default_rng(3)
+    for size in (2, 3, 41, 2000, 2001):
+        reps = np.round(rng.normal(size=size), 1)
+        srt = np.sort(reps)
+        expected = []
+        alpha = (1 - 0.9) / 2  # as percentile_ci computes it (0.04999...)
+        for q in (alpha, 1 - alpha):
+            pos = q * (size - 1)
+            lo = int(np.floor(pos))
+            hi = min(lo + 1, size - 1)
+            expected.append(float(srt[lo] + (pos - lo) * (srt[hi] - srt[lo])))
+        ci = percentile_ci(reps, 0.9)
+        assert [ci.low, ci.high] == expected
+        assert np.allclose(expected, np.quantile(reps, [0.05, 0.95]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 25, 26, 1001, 2048])
+def test_median_rank_alias_table_holds_the_tabled_distribution(n):
+    # Walker's alias table draws J1 - 1 = i with probability keep[i] / n plus (1 - keep[k]) / n for
+    # every k aliased to i: exactly the tabled probabilities of the rank.
+    from c3prof.analysis.stats import _median_rank_alias, _median_rank_table
+    keep, alias = _median_rank_alias(n)
+    implied = keep / n
+    np.add.at(implied, alias, (1.0 - keep) / n)
+    cdf, _ = _median_rank_table(n)
+    assert np.abs(implied - np.diff(np.concatenate([[0.0], cdf]))).max() < 1e-14

@@ -136,3 +136,31 @@ def test_reader_raises_only_trace_errors(tmp_path):
     p.write_bytes(b"\n".join(ln.encode() for ln in trace_lines()[:2]) + b"\n" + b"[" * 50_000 + b"\n")
     with pytest.raises(TraceError, match="line 3"):
         read_trace(p)
+
+
+def test_a_run_identity_seen_valid_still_checks_the_next_phase(tmp_path):
+    # The reader remembers identities (scenario, strategy, variant, run) it found valid, keyed by
+    # their text: a later phase of the same run whose scenario differs only by type (4096.0 for
+    # 4096, equal as numbers) must still be validated and refused.
+    lines = trace_lines()
+    i = first("phase")
+    rec = json.loads(lines[i])
+    later = next(j for j in range(i + 1, len(lines)) if json.loads(lines[j]).get("run") == rec["run"])
+    edited = json.loads(lines[later])
+    edited["scenario"]["gemm"]["m"] = float(edited["scenario"]["gemm"]["m"])
+    one_line_error(report(write_edited(tmp_path, later, json.dumps(edited))), "gemm.m must be a positive integer")
+
+
+@pytest.mark.parametrize("text,plain", [
+    (b'{"record":"end","status":"complete","t":[1.5e-05,0.2]}', True),
+    (b'{"record":"end","status":"complete","n":1e400}', False),                  # may overflow to inf
+    (b'{"record":"end","status":"complete","n":1E+308}', False),
+    (b'{"record":"end","status":"a\\u0000b"}', False),                             # NUL or surrogate escape
+    (b'{"record":"end","n":' + b"9" * 310 + b'.0}', False),                      # 310-digit mantissa
+    (b'{"record":"end","n":' + b"[" * 17 + b"]" * 17 + b"}", False),             # deeper than MAX_DEPTH
+])
+def test_plain_json_text_is_recognized_conservatively(text, plain):
+    # The reader skips the per-value walk only for text that cannot fail it; anything that might
+    # (the malformed lines above among them) goes through the full check.
+    from c3prof.trace import _is_plain_json
+    assert _is_plain_json(text) is plain

@@ -100,8 +100,18 @@ def _fraction(ax, shown) -> None:
 def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
     """The summary figure, saved in ``formats`` in ``out``: the class breakdown on top, then the three
     per-scenario panels side by side, sharing one set of scenario labels (text is most of the cost)."""
+    import matplotlib
+
     from c3prof.figures.common import new_figure, save
 
+    # A fixed title position: matplotlib otherwise measures every tick label of an axes to place
+    # its title (about a third of the draw here); nothing sits above these axes, so 1.0 is where
+    # it would land anyway.
+    with matplotlib.rc_context({"axes.titley": 1.0}):
+        return _draw(traces, results, out, formats, new_figure, save)
+
+
+def _draw(traces, results, out: Path, formats: tuple[str, ...], new_figure, save) -> list[Path]:
     n_dev = max(1, min(MAX_BARS, sum(len(t.breakdown) for t in traces)))
     shown = results[:MAX_BARS]
     top, bottom = 0.9 + 0.22 * n_dev, (1.4 + 0.2 * len(shown)) if shown else 0.0
@@ -111,12 +121,15 @@ def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> lis
     if shown:
         share = fig.add_subplot(grid[1, 0])
         _time_share(share, shown)
-        slow = fig.add_subplot(grid[1, 1], sharey=share)
+        slow = fig.add_subplot(grid[1, 1])
         _slowdowns(slow, shown)
-        frac = fig.add_subplot(grid[1, 2], sharey=share)
+        frac = fig.add_subplot(grid[1, 2])
         _fraction(frac, shown)
         for ax in (slow, frac):
-            ax.tick_params(labelleft=False)
+            # The rows of the first panel, without tick objects of their own (sharey would make
+            # and draw a hidden tick and label per row in each panel).
+            ax.set_yticks([])
+            ax.set_ylim(share.get_ylim())
     # Fixed margins instead of a layout engine: the labels are at most ~70 characters of 7 pt.
     height = fig.get_figheight()
     fig.subplots_adjust(left=0.27, right=0.99, top=1 - 0.35 / height, bottom=0.55 / height, wspace=0.08,
@@ -171,6 +184,10 @@ def _worker(conn) -> None:
     from matplotlib import font_manager
 
     font_manager.findfont("DejaVu Sans")
+    # The modules the results are unpickled into (numpy among them), and the figure helpers:
+    # imported now, not after the results arrive.
+    import c3prof.figures.common  # noqa: F401
+    import c3prof.ingest.analyze  # noqa: F401
 
     try:
         traces, results, out, formats = conn.recv()

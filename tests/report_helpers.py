@@ -33,11 +33,17 @@ def records(path: Path) -> list[dict]:
 
 
 def phase_samples(path: Path) -> dict[tuple[str, str], dict[str, list[float]]]:
-    """(run id, phase) -> samples, the last record of a phase winning (as the schema says)."""
-    out = {}
+    """(run id, phase) -> samples, the last record of a phase winning (as the schema says); the
+    visits of a phase (capture --visits) pool, in the order they were written."""
+    out: dict = {}
+    visits: dict = {}
     for r in records(path):
         if r["record"] == "phase":
-            out[(r["run"], r["phase"])] = r["samples"]
+            key = (r["run"], r["phase"])
+            visits.setdefault(key, {})[r.get("visit", 1)] = r["samples"]
+    for key, by_visit in visits.items():
+        parts = [by_visit[v] for v in sorted(by_visit)]
+        out[key] = {name: [x for p in parts for x in p[name]] for name in parts[0]}
     return out
 
 

@@ -5,7 +5,7 @@
     streams.pyx   Stream (priority or CU mask), Event, EventPool, stream write/wait of a 32-bit value
     memory.pyx    HostBuffer (pinned), DeviceBuffer, memset_async
     copies.pyx    memcpy_async, memcpy_peer_async, CopyBatch, PeerCopyBatch (no GIL while enqueueing)
-    ipc.pyx       IPC handles of allocations (event handles live with Event)
+    ipc.pyx       IPC handles of allocations (the DMA collective maps peers' buffers and flags)
     calls.py      HIP_CALLS: every HIP call the modules above make (the fake layer's contract)
 
 The sibling of c3prof/backends/cuda/runtime, with the same classes and functions where both vendors
@@ -19,7 +19,7 @@ This package re-exports every public name: ``from c3prof.backends.hip import run
 
 from c3prof.backends.hip.runtime.calls import HIP_CALLS
 from c3prof.backends.hip.runtime.copies import CopyBatch, PeerCopyBatch, memcpy_async, memcpy_peer_async
-from c3prof.backends.hip.runtime.device import (can_access_peer, device_by_pci_bus_id, device_count,
+from c3prof.backends.hip.runtime.device import (can_access_peer, device_count,
                                                 device_properties, device_synchronize, driver_version,
                                                 enable_peer_access, mem_get_info, pci_bus_id, runtime_version,
                                                 set_device, stream_priority_range)
@@ -31,7 +31,7 @@ from c3prof.backends.hip.runtime.streams import (Event, EventPool, Stream, strea
 
 __all__ = [
     "CopyBatch", "DeviceBuffer", "Event", "EventPool", "HIP_CALLS", "HipError", "HostBuffer", "NO_GPU_ERRORS",
-    "PeerCopyBatch", "Stream", "can_access_peer", "device_by_pci_bus_id", "device_count", "device_properties",
+    "PeerCopyBatch", "Stream", "can_access_peer", "device_count", "device_properties",
     "device_synchronize", "driver_version", "enable_peer_access", "ipc_close_mem_handle", "ipc_mem_handle",
     "ipc_open_mem_handle", "mem_get_info", "memcpy_async", "memcpy_peer_async", "memset_async", "pci_bus_id",
     "runtime_version", "set_device", "stream_priority_range", "stream_wait_value32", "stream_write_value32",

@@ -1,7 +1,7 @@
 """Every HIP runtime call the HIP backend makes, by name (pure Python: importable without ROCm).
 
 The runtime modules (*.pyx beside this file) are the only code that calls HIP; this list is the
-contract between them and the fake HIP layer the tests use (c3prof/backends/hip/fake.py).
+contract between them and the fake HIP layer the tests use (tests/fake_hip.py).
 tests/test_hip_fake.py checks both directions: every ``hip.hipXxx(`` call in the .pyx sources is
 listed here, and every call listed here is recorded by the fake-layer tests.
 """
@@ -13,12 +13,11 @@ HIP_CALLS = (
     "hipGetDeviceCount", "hipSetDevice", "hipDeviceSynchronize", "hipMemGetInfo", "hipDeviceGetName",
     "hipDeviceGetAttribute", "hipRuntimeGetVersion", "hipDriverGetVersion", "hipDeviceGetStreamPriorityRange",
     "hipDeviceCanAccessPeer", "hipDeviceEnablePeerAccess", "hipGetLastError", "hipDeviceGetPCIBusId",
-    "hipDeviceGetByPCIBusId",
     # streams.pyx
-    "hipStreamCreateWithPriority", "hipExtStreamCreateWithCUMask", "hipExtStreamGetCUMask", "hipStreamGetPriority",
+    "hipStreamCreateWithPriority", "hipExtStreamCreateWithCUMask", "hipExtStreamGetCUMask",
     "hipStreamSynchronize", "hipStreamWaitEvent", "hipStreamDestroy", "hipEventCreateWithFlags", "hipEventRecord",
-    "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy", "hipIpcGetEventHandle",
-    "hipIpcOpenEventHandle", "hipStreamWriteValue32", "hipStreamWaitValue32",
+    "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy", "hipStreamWriteValue32",
+    "hipStreamWaitValue32",
     # memory.pyx
     "hipHostMalloc", "hipHostFree", "hipMalloc", "hipFree", "hipMemsetAsync",
     # copies.pyx

@@ -99,10 +99,3 @@ def pci_bus_id(int device):
     _check(hip.hipDeviceGetPCIBusId(buf, 64, device), f"hipDeviceGetPCIBusId({device})")
     return buf.decode()
 
-
-def device_by_pci_bus_id(str bus_id):
-    """This process's index of the GPU at ``bus_id``; raises HipError if it is not visible here."""
-    cdef int device = -1
-    cdef bytes b = bus_id.encode()
-    _check(hip.hipDeviceGetByPCIBusId(&device, b), f"hipDeviceGetByPCIBusId({bus_id})")
-    return device

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, embedsignature=True
 """HIP IPC for memory: export an allocation's handle, map a peer process's allocation.
 
-(Event handles are in streams.pyx: Event.ipc_handle and Event(ipc_handle=...).)
+(Events are not shared across processes: the DMA collective orders ranks with 32-bit flags in IPC-mapped
+device memory, stream_write_value32 / stream_wait_value32 in streams.pyx.)
 """
 
 from libc.stdint cimport uintptr_t

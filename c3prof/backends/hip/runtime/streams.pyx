@@ -1,6 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, embedsignature=True
-"""Streams and events: Stream (with priority, or restricted to a CU mask), Event (with IPC handles),
-EventPool, device-side stream memory operations (write/wait a 32-bit flag) and event queries.
+"""Streams and events: Stream (with priority, or restricted to a CU mask), Event, EventPool, device-side stream memory operations (write/wait a 32-bit flag) and event queries.
 
 The HIP sibling of c3prof/backends/cuda/runtime/streams.pyx. The GIL is released around every call
 that can block or take more than a few hundred nanoseconds; every status becomes a HipError naming
@@ -9,8 +8,6 @@ the call (errors.pyx).
 
 from libc.stdint cimport uintptr_t, uint32_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
-from cpython.bytes cimport PyBytes_FromStringAndSize
 
 from hip cimport chip as hip
 
@@ -37,11 +34,10 @@ cdef class Stream:
     ``Stream(cu_mask=[w0, w1, ...])`` creates a stream whose kernels run only on the compute units
     whose bits are set (hipExtStreamCreateWithCUMask; bit i of word k is CU 32*k+i in the
     runtime's CU numbering, see c3prof/backends/hip/cu_masks.py). Such a stream has the default
-    priority: HIP has no call that sets both. ``Stream(handle=h)`` wraps a stream created elsewhere
-    (torch's) without owning it.
+    priority: HIP has no call that sets both.
     """
 
-    def __cinit__(self, int priority=0, bint non_blocking=True, handle=None, cu_mask=None):
+    def __cinit__(self, int priority=0, bint non_blocking=True, cu_mask=None):
         cdef hip.hipError_t err
         cdef unsigned int flags = hip.hipStreamNonBlocking if non_blocking else hip.hipStreamDefault
         cdef uint32_t n = 0
@@ -49,10 +45,6 @@ cdef class Stream:
         self._s = NULL
         self._owned = False
         self.cu_mask = None
-        if handle is not None:
-            self._s = <hip.hipStream_t><uintptr_t>int(handle)
-            _check(hip.hipStreamGetPriority(self._s, &self.priority), "hipStreamGetPriority")
-            return
         if cu_mask is not None:
             words = _words(cu_mask, &n)
             with nogil:
@@ -115,26 +107,12 @@ cdef class Stream:
 
 
 cdef class Event:
-    """A HIP event; timing events by default. ``Event(ipc_handle=b)`` opens a peer's event."""
+    """A HIP event; timing events by default."""
 
-    def __cinit__(self, bint timing=True, bint interprocess=False, ipc_handle=None):
+    def __cinit__(self, bint timing=True):
         cdef hip.hipError_t err
-        cdef unsigned int flags = hip.hipEventDefault
-        cdef hip.hipIpcEventHandle_t h
+        cdef unsigned int flags = hip.hipEventDefault if timing else hip.hipEventDisableTiming
         self._e = NULL
-        if ipc_handle is not None:
-            if len(ipc_handle) != sizeof(h.reserved):
-                raise ValueError(f"IPC event handle must be {sizeof(h.reserved)} bytes, got {len(ipc_handle)}")
-            memcpy(h.reserved, <const char*>ipc_handle, sizeof(h.reserved))
-            with nogil:
-                err = hip.hipIpcOpenEventHandle(&self._e, h)
-            _check(err, "hipIpcOpenEventHandle")
-            return
-        if interprocess:
-            # As in CUDA, interprocess events must have timing disabled.
-            flags = hip.hipEventInterprocess | hip.hipEventDisableTiming
-        elif not timing:
-            flags = hip.hipEventDisableTiming
         with nogil:
             err = hip.hipEventCreateWithFlags(&self._e, flags)
         _check(err, "hipEventCreateWithFlags")
@@ -168,12 +146,6 @@ cdef class Event:
         cdef float ms = 0
         _check(hip.hipEventElapsedTime(&ms, self._e, end._e), "hipEventElapsedTime")
         return ms
-
-    def ipc_handle(self):
-        """64-byte handle another process opens with Event(ipc_handle=...)."""
-        cdef hip.hipIpcEventHandle_t h
-        _check(hip.hipIpcGetEventHandle(&h, self._e), "hipIpcGetEventHandle")
-        return PyBytes_FromStringAndSize(h.reserved, sizeof(h.reserved))
 
     def __dealloc__(self):
         if self._e != NULL:

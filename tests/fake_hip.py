@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import struct
 
-from c3prof.backends.hip.runtime.calls import HIP_CALLS
+from c3prof.backends.hip.runtime_calls import HIP_CALLS
 
 ERROR_NAMES = {1: "hipErrorInvalidValue", 2: "hipErrorOutOfMemory", 100: "hipErrorNoDevice",
                704: "hipErrorPeerAccessAlreadyEnabled"}
@@ -76,17 +76,6 @@ class FakeEvent(_Bound):
         self.hip.call("hipEventRecord")
         self.t = self.hip.clock_ms
 
-    def synchronize(self):
-        self.hip.call("hipEventSynchronize")
-
-    def query(self):
-        self.hip.call("hipEventQuery")
-        return self.t is not None
-
-    def elapsed_ms(self, end):
-        self.hip.call("hipEventElapsedTime")
-        return end.t - self.t
-
     def __del__(self):
         self.hip.call("hipEventDestroy", quiet=True)
 
@@ -109,10 +98,6 @@ class FakeEventPool(_Bound):
 
     def synchronize(self, i):
         self.hip.call("hipEventSynchronize")
-
-    def query(self, i):
-        self.hip.call("hipEventQuery")
-        return self.t[i] is not None
 
     def elapsed_from(self, base, indices):
         out = []

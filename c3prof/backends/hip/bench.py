@@ -148,10 +148,19 @@ class HipBench:
         return profile(source, job, note)
 
     def profiler_start(self) -> None:
-        """rocprofv3 collects per kernel dispatch, so the worker needs no range markers."""
+        """Open a range: rocprofv3 counts per kernel dispatch, so the range is a time window
+        (counters.record_window) that the dispatches are later matched against."""
+        from c3prof.backends.hip.counters import clock_ns
+
+        self.rt.device_synchronize()
+        self._range_start = clock_ns()
 
     def profiler_stop(self) -> None:
-        """See profiler_start."""
+        """Close it once the range's work has finished (the window must cover its dispatches)."""
+        from c3prof.backends.hip.counters import clock_ns, record_window
+
+        self.rt.device_synchronize()
+        record_window(self._range_start, clock_ns())
 
     def synchronize(self) -> None:
         self.rt.device_synchronize()

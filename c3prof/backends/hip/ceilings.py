@@ -31,15 +31,20 @@ def _entry(samples_ms, work, unit, **extra) -> dict:
     return {"value": work / (med * 1e-3), "unit": unit, "median_ms": med, "samples_ms": samples_ms, **extra}
 
 
-def measure_ceilings(rt, torch, stream, dtypes, l2_bytes: int) -> dict:
+def _torch_gemm(torch, spec, l2_bytes: int):
+    return TorchGemm(torch, spec, input_sets(spec, l2_bytes), seed=7)
+
+
+def measure_ceilings(rt, torch, stream, dtypes, l2_bytes: int, n: int = 2**30, h: int = 256 * 2**20,
+                     make_gemm=_torch_gemm) -> dict:
+    """``n``: device-to-device copy bytes; ``h``: pinned host copy bytes (smaller in the fake tests)."""
     gemm = {}
     for dtype in sorted(set(dtypes)):
         spec = GemmSpec(*PEAK_SHAPE, dtype=dtype)
-        g = TorchGemm(torch, spec, input_sets(spec, l2_bytes), seed=7)
+        g = make_gemm(torch, spec, l2_bytes)
         gemm[dtype] = _entry(time_ms(rt, stream, lambda i: g.launch(stream, i)), spec.flops, "FLOP/s",
                              shape=list(PEAK_SHAPE))
         g.close()
-    n, h = 2**30, 256 * 2**20
     src, dst, host = rt.DeviceBuffer(n), rt.DeviceBuffer(n), rt.HostBuffer(h)
     copy = {
         "d2d": _entry(time_ms(rt, stream, lambda i: rt.memcpy_async(dst.ptr, src.ptr, n, stream.dma)), 2 * n, "B/s",

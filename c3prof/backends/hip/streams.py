@@ -63,8 +63,5 @@ class DeviceEventPool:
     def synchronize(self, i: int) -> None:
         self._pool.synchronize(i)
 
-    def query(self, i: int) -> bool:
-        return self._pool.query(i)
-
     def elapsed_from(self, base: int, indices) -> list[float]:
         return self._pool.elapsed_from(base, indices)

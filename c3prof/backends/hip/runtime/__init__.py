@@ -6,7 +6,6 @@
     memory.pyx    HostBuffer (pinned), DeviceBuffer, memset_async
     copies.pyx    memcpy_async, memcpy_peer_async, CopyBatch, PeerCopyBatch (no GIL while enqueueing)
     ipc.pyx       IPC handles of allocations (the DMA collective maps peers' buffers and flags)
-    calls.py      HIP_CALLS: every HIP call the modules above make (the fake layer's contract)
 
 The sibling of c3prof/backends/cuda/runtime, with the same classes and functions where both vendors
 have the call. rocm-bindings-hip loads libamdhip64 when first used, so these modules import on a
@@ -14,10 +13,13 @@ machine without ROCm once built; they are built only where the bindings and HIP 
 present (setup.py). Where they are not built, importing this package raises ImportError and the
 HIP backend reports itself unavailable (c3prof/backends/hip/backend.py).
 
+HIP_CALLS (c3prof/backends/hip/runtime_calls.py, pure Python) lists every HIP call the modules above
+make: the contract with the tests' fake HIP layer (tests/fake_hip.py).
+
 This package re-exports every public name: ``from c3prof.backends.hip import runtime as rt``.
 """
 
-from c3prof.backends.hip.runtime.calls import HIP_CALLS
+from c3prof.backends.hip.runtime_calls import HIP_CALLS
 from c3prof.backends.hip.runtime.copies import CopyBatch, PeerCopyBatch, memcpy_async, memcpy_peer_async
 from c3prof.backends.hip.runtime.device import (can_access_peer, device_count,
                                                 device_properties, device_synchronize, driver_version,

@@ -107,7 +107,7 @@ cdef class Stream:
 
 
 cdef class Event:
-    """A HIP event; timing events by default."""
+    """A HIP event (the fork/join of a two-direction copy); timing events by default."""
 
     def __cinit__(self, bint timing=True):
         cdef hip.hipError_t err
@@ -126,26 +126,6 @@ cdef class Event:
         with nogil:
             err = hip.hipEventRecord(self._e, stream._s)
         _check(err, "hipEventRecord")
-
-    def synchronize(self):
-        cdef hip.hipError_t err
-        with nogil:
-            err = hip.hipEventSynchronize(self._e)
-        _check(err, "hipEventSynchronize")
-
-    def query(self):
-        """True when all work before the event has completed."""
-        cdef hip.hipError_t err = hip.hipEventQuery(self._e)
-        if err == hip.hipErrorNotReady:
-            return False
-        _check(err, "hipEventQuery")
-        return True
-
-    def elapsed_ms(self, Event end):
-        """Milliseconds from this event to ``end`` (both recorded and complete)."""
-        cdef float ms = 0
-        _check(hip.hipEventElapsedTime(&ms, self._e, end._e), "hipEventElapsedTime")
-        return ms
 
     def __dealloc__(self):
         if self._e != NULL:
@@ -193,14 +173,6 @@ cdef class EventPool:
         with nogil:
             err = hip.hipEventSynchronize(e)
         _check(err, "hipEventSynchronize")
-
-    def query(self, int i):
-        """True when event ``i`` has completed (hipEventQuery): a host wait can poll with a deadline."""
-        cdef hip.hipError_t err = hip.hipEventQuery(self._ev[self._index(i)])
-        if err == hip.hipErrorNotReady:
-            return False
-        _check(err, "hipEventQuery")
-        return True
 
     def elapsed_from(self, int base, indices):
         """[milliseconds from event ``base`` to event i for i in indices], in one call."""

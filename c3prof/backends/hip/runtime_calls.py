@@ -1,6 +1,6 @@
 """Every HIP runtime call the HIP backend makes, by name (pure Python: importable without ROCm).
 
-The runtime modules (*.pyx beside this file) are the only code that calls HIP; this list is the
+The runtime modules (runtime/*.pyx) are the only code that calls HIP; this list is the
 contract between them and the fake HIP layer the tests use (tests/fake_hip.py).
 tests/test_hip_fake.py checks both directions: every ``hip.hipXxx(`` call in the .pyx sources is
 listed here, and every call listed here is recorded by the fake-layer tests.
@@ -16,7 +16,7 @@ HIP_CALLS = (
     # streams.pyx
     "hipStreamCreateWithPriority", "hipExtStreamCreateWithCUMask", "hipExtStreamGetCUMask",
     "hipStreamSynchronize", "hipStreamWaitEvent", "hipStreamDestroy", "hipEventCreateWithFlags", "hipEventRecord",
-    "hipEventSynchronize", "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy", "hipStreamWriteValue32",
+    "hipEventSynchronize", "hipEventElapsedTime", "hipEventDestroy", "hipStreamWriteValue32",
     "hipStreamWaitValue32",
     # memory.pyx
     "hipHostMalloc", "hipHostFree", "hipMalloc", "hipFree", "hipMemsetAsync",

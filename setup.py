@@ -153,7 +153,8 @@ def extensions():
         language="c++",
         extra_compile_args=["-O3"],
     )
-    return cythonize([*cuda_modules, *hip_extensions(), kineto], language_level=3, compiler_directives={"embedsignature": True})
+    return cythonize([*cuda_modules, *hip_extensions(), kineto], language_level=3,
+                     compiler_directives={"embedsignature": True})
 
 
 setup(ext_modules=extensions())

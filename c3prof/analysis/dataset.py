@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, Trace, read_trace
+from c3prof.trace import PHASES, Trace, backend_of, read_trace
 
 SPLIT_MODES = ("platform", "host", "trace")
 # Traces written before the link was recorded: the link each of their transports used.
@@ -147,6 +147,11 @@ class Group:
     @property
     def machine(self) -> dict:
         return self.machines[-1] if self.machines else {}
+
+    @property
+    def backends(self) -> list[str]:
+        """The backends (cuda, hip) that captured this group's traces, in order of appearance."""
+        return list(dict.fromkeys(backend_of(m) for m in self.machines)) or [backend_of({})]
 
     def carrier(self, transport: str | None) -> tuple[str, str]:
         """(carrier, how we know) for a transport from this group's engine_evidence records."""

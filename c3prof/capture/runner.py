@@ -85,7 +85,8 @@ class Runner:
         return out
 
     def _preamble(self, plans: list[RunPlan]) -> None:
-        self.writer.write(self.bench.machine_record())
+        # The backend that captured (the report groups platforms by it): the registry's name.
+        self.writer.write({**self.bench.machine_record(), "backend": self.bench.backend_name})
         if not (self.existing and self.existing.ceilings):
             self.progress.note("measuring machine ceilings (peak GEMM FLOP/s, copy bandwidths)")
             self.writer.write(self.bench.ceilings_record({p.scenario.gemm.dtype for p in plans}))

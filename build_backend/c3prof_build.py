@@ -48,3 +48,14 @@ def get_requires_for_build_editable(config_settings=None):
     hip = _hip()
     with _hip_off():
         return _orig.get_requires_for_build_editable(config_settings) + hip
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    with _hip_off():
+        return _orig.get_requires_for_build_sdist(config_settings)
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    # An sdist ships sources only: nothing is compiled, so the HIP bindings are not needed for it.
+    with _hip_off():
+        return _orig.build_sdist(sdist_directory, config_settings)

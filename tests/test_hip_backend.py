@@ -77,3 +77,16 @@ def test_distributed_capture_says_it_is_not_wired():
 
     with pytest.raises(C3profError, match="multi-GPU capture is not available on the hip backend yet"):
         BACKEND.open_distributed_bench(0, 0, None, None, None, None)
+
+
+def test_mi300x_suite_loads():
+    from c3prof.scenarios import load_suite, suite_names
+
+    assert "mi300x" in suite_names()
+    scenarios = load_suite("mi300x")
+    assert len(scenarios) == 12 and len({s.name for s in scenarios}) == 12
+    assert {s.comm.op for s in scenarios} == {"all_gather", "all_to_all"}
+    shapes = {(s.gemm.m, s.gemm.n, s.gemm.k) for s in scenarios}
+    assert shapes == {(8192, 8192, 8192), (64, 8192, 8192)}                 # compute- and memory-bound
+    assert sorted({s.comm.bytes for s in scenarios}) == [16 * 2**20, 128 * 2**20, 2**30]
+    assert all("mi300x" in s.tags for s in scenarios)

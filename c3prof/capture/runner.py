@@ -41,6 +41,7 @@ class CaptureOptions:
     gpm: bool = False                  # NVML GPM averages per phase (see capture/counters.py)
     ncu: bool = False                  # Nsight Compute per-phase totals after the sweep
     pm_sampling: bool = False          # PM-sampling time series (through ncu) after the sweep
+    rocprofv3: bool = False            # rocprofv3 per-phase totals after the sweep (AMD)
     counter_strategies: tuple[str, ...] = ("base", "dma")
     counter_reps: int = 5
     counter_phases: tuple[str, ...] = ("gemm", "comm", "concurrent")
@@ -110,7 +111,7 @@ class Runner:
             self._preamble(plans)
             for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                 self._scenario(list(group))
-            if self.options.ncu or self.options.pm_sampling:
+            if self.options.ncu or self.options.pm_sampling or self.options.rocprofv3:
                 self._profiled_counters(plans)
             status = "complete"
         except KeyboardInterrupt:
@@ -226,7 +227,7 @@ class Runner:
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
         o = self.options
-        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling")):
+        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling"), (o.rocprofv3, "rocprofv3")):
             if not wanted:
                 continue
             have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])

@@ -137,6 +137,10 @@ class HipBench:
         closers.insert(0, lambda: (gemm_stream.dma.synchronize(), comm_stream.dma.synchronize()))
         return VariantSetup(timer=timer, transport=transport, params=params, _closers=closers)
 
+    def gpm_phase_record(self, setup, phase: str, median_ms: float, run: str, window_s: float = 0.2):
+        """NVML GPM has no in-process AMD counterpart in c3prof: the capture records why and goes on."""
+        return None, "NVML GPM is NVIDIA's; on AMD use --counters rocprofv3 (docs/backends.md)"
+
     def profiler_sources(self) -> tuple[str, ...]:
         from c3prof.backends.hip.counters import SOURCES
 

@@ -15,6 +15,7 @@ makes that call fail the way the real runtime reports it: the error name and str
 from __future__ import annotations
 
 import struct
+import weakref
 
 from c3prof.backends.hip.runtime_calls import HIP_CALLS
 
@@ -120,7 +121,8 @@ class FakeHostBuffer(bytearray, _Bound):
         self.hip.call("hipHostMalloc", f"{nbytes} bytes")
         super().__init__(nbytes)
         self.nbytes = nbytes
-        self.ptr = self.hip.register(self)
+        # A weak entry: the fake's address table must not keep the buffer alive (freeing is tested).
+        self.ptr = self.hip.register(weakref.ref(self), nbytes)
 
     def __del__(self):
         self.hip.call("hipHostFree", quiet=True)
@@ -133,7 +135,7 @@ class FakeDeviceBuffer(_Bound):
         self.hip.call("hipMalloc", f"{nbytes} bytes")
         self.nbytes = nbytes
         self.data = bytearray(nbytes)
-        self.ptr = self.hip.register(self.data)
+        self.ptr = self.hip.register(self.data, nbytes)
 
     def __del__(self):
         self.hip.call("hipFree", quiet=True)
@@ -178,7 +180,7 @@ class FakeHip:
         self.calls: list[str] = []
         self.log: list[tuple[str, str]] = []
         self.failures: dict[str, int] = {}
-        self.memory: dict[int, bytearray] = {}
+        self.memory: dict[int, object] = {}        # address -> bytearray, or a weak reference to one
         self.clock_ms = 0.0
         self.current = 0
         self.peer_enabled: set[int] = set()
@@ -215,14 +217,15 @@ class FakeHip:
         self._next += (nbytes + 0xFFFF) & ~0xFFFF
         return addr
 
-    def register(self, data: bytearray) -> int:
-        addr = self.new_address(len(data))
+    def register(self, data, nbytes: int) -> int:
+        addr = self.new_address(nbytes)
         self.memory[addr] = data
         return addr
 
     def resolve(self, addr: int, nbytes: int) -> tuple[bytearray, int]:
-        for base, data in self.memory.items():
-            if base <= addr and addr + nbytes <= base + len(data):
+        for base, entry in self.memory.items():
+            data = entry() if isinstance(entry, weakref.ref) else entry
+            if data is not None and base <= addr and addr + nbytes <= base + len(data):
                 return data, addr - base
         raise AssertionError(f"fake HIP: {nbytes} bytes at {addr:#x} are not inside any allocation")
 

@@ -34,7 +34,11 @@ def _capture(tmp_path, capsys):
 
 
 def test_capture_without_the_extension_is_one_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "c3prof.backends.hip.runtime", None)     # as if it was not built
+    import c3prof.backends.hip as hip_package
+
+    # As if it was not built: the import fails even where an earlier test imported it.
+    monkeypatch.setitem(sys.modules, "c3prof.backends.hip.runtime", None)
+    monkeypatch.delattr(hip_package, "runtime", raising=False)
     rc, err = _capture(tmp_path, capsys)
     assert rc == 2 and len(err.splitlines()) == 1
     assert "backend 'hip' is not usable here" in err and "HIP runtime extension is not built" in err
@@ -50,7 +54,8 @@ def test_capture_without_rocm_is_one_line(tmp_path, capsys):
         pytest.skip("ROCm is installed here")
     rc, err = _capture(tmp_path, capsys)
     assert rc == 2 and len(err.splitlines()) == 1
-    assert "HIP runtime library is not loadable" in err and "libamdhip64" in err
+    assert "backend 'hip' is not usable here: ROCm's HIP runtime library is not loadable" in err
+    assert "libamdhip64" in err
 
 
 def test_environment_defaults_force_sdma_without_overriding_the_user():

@@ -119,6 +119,17 @@ def test_dma_run_sequence_and_validation(hip, link):
     assert hip.calls[-2:] == ["hipStreamSynchronize", "hipStreamSynchronize"]
 
 
+def test_closing_a_scenario_frees_its_buffers(hip):
+    import gc
+
+    b = bench_on(hip)
+    setup = b.open_scenario(scenario("pcie_bidir", nbytes=1024))
+    allocated = hip.calls.count("hipHostMalloc"), hip.calls.count("hipMalloc")
+    setup.close()
+    gc.collect()
+    assert (hip.calls.count("hipHostFree"), hip.calls.count("hipFree")) == allocated
+
+
 def test_bidirectional_copy_forks_a_second_stream(hip):
     b = bench_on(hip)
     setup = b.open_scenario(scenario("pcie_bidir", nbytes=4096))
@@ -174,31 +185,47 @@ def test_partition_refuses_a_mask_the_runtime_changed(hip):
         hip.Stream.granted_cu_mask = original
 
 
-@pytest.mark.parametrize("call,where", [
-    ("hipMemcpyAsync", "launch"), ("hipEventRecord", "launch"), ("hipExtStreamCreateWithCUMask", "open"),
-    ("hipHostMalloc", "scenario"), ("hipMalloc", "scenario"), ("hipStreamCreateWithPriority", "open"),
-])
-def test_a_failing_hip_call_names_itself(hip, call, where):
+def _dma_variant(partitioned: bool):
+    strategy = "dma+rp" if partitioned else "dma"
+    return variants_for(strategy, PlanOptions(sm_count=304, rp_gemm_sms=(100,)), "pcie_h2d")[0]
+
+
+def _names_the_call(hip, excinfo, call: str, code: int) -> None:
+    assert str(excinfo.value).startswith(call) and f"({code})" in str(excinfo.value)
+    assert excinfo.value.call.startswith(call)
+    assert hip.calls[-2:] == ["hipGetErrorName", "hipGetErrorString"]     # looked up as errors.pyx does
+
+
+@pytest.mark.parametrize("call", ["hipHostMalloc", "hipMalloc"])
+def test_a_failing_allocation_names_itself(hip, call):
     b = bench_on(hip)
-    v = next(v for v in variants_for("dma+rp", PlanOptions(sm_count=304, rp_gemm_sms=(100,)), "pcie_h2d"))
-    if where == "scenario":
-        hip.fail(call, 2)
-        with pytest.raises(hip.HipError, match=rf"^{call}\(.*failed: hipErrorOutOfMemory \(2\)"):
-            b.open_scenario(scenario("pcie_h2d"))
-        return
+    hip.fail(call, 2)
+    with pytest.raises(hip.HipError) as excinfo:
+        b.open_scenario(scenario("pcie_h2d"))
+    _names_the_call(hip, excinfo, call, 2)
+    assert "hipErrorOutOfMemory" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("call,partitioned", [("hipExtStreamCreateWithCUMask", True),
+                                              ("hipStreamCreateWithPriority", False)])
+def test_a_failing_stream_creation_names_itself(hip, call, partitioned):
+    b = bench_on(hip)
     setup = b.open_scenario(scenario("pcie_h2d"))
-    if where == "open":
-        v = v if call == "hipExtStreamCreateWithCUMask" else next(iter(variants_for("dma", PlanOptions(304), "pcie_h2d")))
-        hip.fail(call)
-        with pytest.raises(hip.HipError, match=rf"^{call}.*failed: hipErrorInvalidValue \(1\)"):
-            b.open_variant(setup, v)
-    else:
-        run = b.open_variant(setup, v)
-        hip.fail(call)
-        with pytest.raises(hip.HipError, match=rf"^{call}.*failed"):
-            run.timer.run_batch("comm", 1)
-    assert hip.calls[-2:] == ["hipGetErrorName", "hipGetErrorString"]
-    assert not b.recoverable(hip.HipError(call, 1, "x", "y"))         # a HIP failure stops the capture
+    hip.fail(call)
+    with pytest.raises(hip.HipError) as excinfo:
+        b.open_variant(setup, _dma_variant(partitioned))
+    _names_the_call(hip, excinfo, call, 1)
+
+
+@pytest.mark.parametrize("call", ["hipMemcpyAsync", "hipEventRecord", "hipEventElapsedTime"])
+def test_a_failing_call_in_a_batch_names_itself_and_stops_the_capture(hip, call):
+    b = bench_on(hip)
+    run = b.open_variant(b.open_scenario(scenario("pcie_h2d")), _dma_variant(True))
+    hip.fail(call)
+    with pytest.raises(hip.HipError) as excinfo:
+        run.timer.run_batch("comm", 1)
+    _names_the_call(hip, excinfo, call, 1)
+    assert not b.recoverable(excinfo.value)          # a HIP failure is not one lost run: the capture stops
 
 
 def test_no_device_is_a_one_line_no_gpu_error(hip):
@@ -213,6 +240,16 @@ def test_missing_rocm_library_is_a_one_line_no_gpu_error(hip):
     hip.device_count = no_library
     with pytest.raises(NoGPUError, match="ROCm's HIP runtime library is not loadable here"):
         bench_on(hip)
+
+
+def test_library_check_tells_missing_rocm_from_a_missing_device(hip):
+    from c3prof.backends.hip.device import runtime_library_missing
+
+    assert runtime_library_missing(hip) is None                        # the library answers
+    hip.fail("hipGetDeviceCount", NO_DEVICE)
+    assert runtime_library_missing(hip) is None                        # no device, but ROCm is there
+    hip.device_count = lambda: (_ for _ in ()).throw(RuntimeError("failed to dlopen libamdhip64.so"))
+    assert "libamdhip64" in runtime_library_missing(hip)
 
 
 def test_ceilings_and_profiler_windows(hip, monkeypatch, tmp_path):

@@ -17,13 +17,15 @@ class HipBackend:
     name = "hip"
 
     def unavailable_reason(self) -> str | None:
-        from c3prof.backends.hip.device import load_runtime
+        """None where the extension imports and ROCm's libamdhip64 loads (with or without a device):
+        without ROCm the backend is unusable, so ``--backend auto`` passes over it."""
+        from c3prof.backends.hip.device import load_runtime, runtime_library_missing
 
         try:
-            load_runtime()
+            rt = load_runtime()
         except C3profError as exc:
             return str(exc)
-        return None
+        return runtime_library_missing(rt)
 
     def prepare_environment(self) -> None:
         from c3prof.backends.hip.device import hip_env_defaults
@@ -36,7 +38,7 @@ class HipBackend:
         rt = load_runtime()
         try:
             return rt.device_count()
-        except RuntimeError:     # HipError, or hip-python's "failed to dlopen libamdhip64.so" without ROCm
+        except RuntimeError:     # HipError (no device, no driver)
             return 0
 
     def open_bench(self, device: int, seed: int, make_timer):

@@ -43,6 +43,19 @@ def load_runtime():
     return runtime
 
 
+def runtime_library_missing(rt) -> str | None:
+    """Why ROCm's HIP runtime library cannot be used here (not installed), or None. Any HIP status
+    (a device or none) means the library loaded."""
+    try:
+        rt.device_count()
+    except rt.HipError:
+        return None
+    except RuntimeError as exc:
+        # hip-python raises RuntimeError("failed to dlopen ... libamdhip64.so ...") without ROCm.
+        return f"ROCm's HIP runtime library is not loadable here ({exc}); install ROCm (docs/backends.md)"
+    return None
+
+
 def require_gpus(rt, count: int = 1) -> int:
     """The number of visible AMD GPUs, or NoGPUError with a one-line reason (no ROCm library, no
     device, too few devices)."""

@@ -1,4 +1,4 @@
-"""c3prof's HIP hot path: thin Cython modules over AMD's ``rocm.bindings.cyhip``, one per concept.
+"""c3prof's HIP hot path: thin Cython modules over ``hip.chip`` (AMD's hip-python), one per concept.
 
     errors.pyx    HipError, NO_GPU_ERRORS; errors.pxd's ``check`` turns every status into a HipError
     device.pyx    device count, selection, properties, versions, peer access, PCI identity
@@ -8,7 +8,7 @@
     ipc.pyx       IPC handles of allocations (the DMA collective maps peers' buffers and flags)
 
 The sibling of c3prof/backends/cuda/runtime, with the same classes and functions where both vendors
-have the call. rocm-bindings-hip loads libamdhip64 when first used, so these modules import on a
+have the call. hip-python loads libamdhip64 when first used, so these modules import on a
 machine without ROCm once built; they are built only where the bindings and HIP headers are
 present (setup.py). Where they are not built, importing this package raises ImportError and the
 HIP backend reports itself unavailable (c3prof/backends/hip/backend.py).

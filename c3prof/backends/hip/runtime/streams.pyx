@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, embedsignature=True
-"""Streams and events: Stream (with priority, or restricted to a CU mask), Event, EventPool, device-side stream memory operations (write/wait a 32-bit flag) and event queries.
+"""Streams and events: Stream (with priority, or restricted to a CU mask), Event, EventPool, and
+device-side stream memory operations (write/wait a 32-bit flag).
 
 The HIP sibling of c3prof/backends/cuda/runtime/streams.pyx. The GIL is released around every call
 that can block or take more than a few hundred nanoseconds; every status becomes a HipError naming

@@ -668,6 +668,16 @@ def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
 # Capture and the backends call these instead of writing dict literals, so a field is named once.
 # ------------------------------------------------------------------------------------------------
 
+# Traces written before the machine record named its backend all came from the CUDA backend.
+BACKEND_BEFORE_FIELD = "cuda"
+
+
+def backend_of(machine: dict) -> str:
+    """The backend (``cuda``, ``hip``) that captured on ``machine`` (a ``machine`` record)."""
+    value = machine.get("backend") if machine else None
+    return value if isinstance(value, str) and value else BACKEND_BEFORE_FIELD
+
+
 def machine_record(gpu: dict, versions: dict, **fields) -> dict:
     """``machine``: the device (identity and properties) and software versions, plus backend fields
     (clocks_start, stream_priority_range, settings, distributed, ...)."""

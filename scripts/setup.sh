@@ -2,6 +2,8 @@
 # Create .venv and install c3prof into it (editable), building the Cython extensions.
 #   bash scripts/setup.sh            # report, ingest and tests (no torch): any machine
 #   bash scripts/setup.sh capture    # plus torch, NVML and cuda-bindings for `c3prof capture`
+#   C3PROF_BUILD_HIP=1 bash scripts/setup.sh   # plus AMD's HIP bindings and the HIP backend's extensions
+#                                    # (needs the HIP headers: docs/backends.md); CI sets it
 # The venv sees system site-packages, so a torch that is already installed is reused, not
 # downloaded again. Needs Python >= 3.11 and a C++ compiler; the CUDA headers come from pip wheels.
 #
@@ -23,9 +25,13 @@ if [ "${1:-}" = capture ]; then
   extras=capture,dev
   checks="$checks, c3prof.backends.cuda.runtime"
 fi
+if [ "${C3PROF_BUILD_HIP:-}" = 1 ]; then
+  extras=$extras,hip
+  checks="$checks, c3prof.backends.hip.runtime"
+fi
 
 build_inputs_hash() {
-  { echo "extras=$extras"; cat pyproject.toml setup.py;
+  { echo "extras=$extras hip=${C3PROF_BUILD_HIP:-}"; cat pyproject.toml setup.py build_backend/*.py;
     find c3prof -name '*.pyx' -o -name '*.pxd' -o -name '*.pyi' | LC_ALL=C sort | xargs cat; } | sha256sum | cut -d' ' -f1
 }
 

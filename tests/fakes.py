@@ -89,6 +89,7 @@ class FakeOOM(Exception):
 class FakeBench:
     """Implements the Bench methods the runner calls (c3prof/backends/base.py), with fixed simulated durations."""
 
+    backend_name = "fake"                   # the registry name the runner records in the machine record
     gemm_ms: float = 2.0
     comm_ms: float = 1.0
     fail_variant: str | None = None         # variant name whose setup raises FakeOOM

@@ -26,8 +26,8 @@ def test_cuda_is_registered_and_imports_without_a_gpu():
 
 
 def test_unknown_backend_is_a_one_line_error():
-    with pytest.raises(C3profError, match=r"unknown backend 'hip' \(available: cuda, auto\)"):
-        backends.get_backend("hip")
+    with pytest.raises(C3profError, match=r"unknown backend 'metal' \(available: cuda, hip, auto\)"):
+        backends.get_backend("metal")
 
 
 def test_unusable_backend_names_the_reason(monkeypatch):

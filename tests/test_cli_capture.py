@@ -29,8 +29,8 @@ def assert_one_line_error(proc, *fragments):
     (["--reps", "0"], ["--reps must be between 1 and"]),
     (["--only", "ghost"], ["no scenario named 'ghost'"]),
     (["--scenarios", "/nonexistent.toml"], ["cannot read scenario file"]),
-    (["--backend", "hip"], ["unknown backend 'hip'", "available: cuda"]),
-    (["--backend", "hip", "--gpus", "2"], ["unknown backend 'hip'"]),
+    (["--backend", "metal"], ["unknown backend 'metal'", "available: cuda, hip"]),
+    (["--backend", "metal", "--gpus", "2"], ["unknown backend 'metal'"]),
 ])
 def test_bad_arguments(tmp_path, args, fragments):
     assert_one_line_error(c3prof("capture", *args, "--out", str(tmp_path / "t.jsonl")), *fragments)

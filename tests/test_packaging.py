@@ -6,6 +6,7 @@ install (scripts/setup.sh) the installed-files check is skipped: there is no whe
 """
 
 import importlib.metadata as md
+import os
 import tomllib
 from pathlib import Path
 
@@ -36,6 +37,18 @@ def test_capture_extra_pins_the_cuda_bindings_the_extension_is_built_against():
     assert {"torch", "nvidia-ml-py"} <= {_name(r) for r in PYPROJECT["project"]["optional-dependencies"]["capture"]}
 
 
+def test_hip_extra_pins_the_bindings_the_build_adds():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("c3prof_build", ROOT / "build_backend" / "c3prof_build.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    build = [r for r in backend.HIP_BUILD_REQUIRES if _name(r) == "hip-python"]
+    run = [r for r in PYPROJECT["project"]["optional-dependencies"]["hip"] if _name(r) == "hip-python"]
+    assert build and build == run
+    assert PYPROJECT["build-system"]["build-backend"] == "c3prof_build"
+
+
 def test_extras_exist():
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert {_name(r) for r in extras["dev"]} >= {"pytest", "hypothesis", "ruff", "mypy", "build"}
@@ -64,3 +77,6 @@ def test_installed_wheel_carries_cython_sources_not_generated_cpp():
                    "c3prof/backends/cuda/runtime/streams.pxd", "c3prof/ingest/_kineto.pyx", "c3prof/py.typed"):
         assert source in files, source
     assert any(f.endswith(".so") and "_kineto" in f for f in files)
+    assert "c3prof/backends/hip/runtime/streams.pyx" in files
+    if os.environ.get("C3PROF_BUILD_HIP") == "1":      # CI: the AMD backend's extensions are in the wheel
+        assert any(f.endswith(".so") and "backends/hip/runtime/streams" in f for f in files)

@@ -41,7 +41,7 @@ import numpy as np
 
 from c3prof.analysis.stats import sorted_median
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, Trace, read_trace, split_phase_key
+from c3prof.trace import PHASES, Trace, backend_of, read_trace, split_phase_key
 
 SPLIT_MODES = ("platform", "host", "trace")
 # Traces written before the link was recorded: the link each of their transports used.
@@ -155,6 +155,11 @@ class Group:
     @property
     def machine(self) -> dict:
         return self.machines[-1] if self.machines else {}
+
+    @property
+    def backends(self) -> list[str]:
+        """The backends (cuda, hip) that captured this group's traces, in order of appearance."""
+        return list(dict.fromkeys(backend_of(m) for m in self.machines)) or [backend_of({})]
 
     def carrier(self, transport: str | None) -> tuple[str, str]:
         """(carrier, how we know) for a transport from this group's engine_evidence records.

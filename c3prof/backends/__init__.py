@@ -5,8 +5,9 @@
     default_name()          the first registered backend that imports and sees a device, else the
                             first that imports (its open_bench then says why no device is usable)
 
-``cuda`` is the NVIDIA backend. A sibling (e.g. ``hip``) registers here with the module that
-defines its ``BACKEND`` object; nothing in capture/ changes.
+``cuda`` is the NVIDIA backend, ``hip`` the AMD one (docs/backends.md). A backend registers here with
+the module that defines its ``BACKEND`` object; nothing in capture/ changes. ``auto`` tries them in
+this order, so an NVIDIA machine keeps choosing ``cuda``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from c3prof.errors import C3profError
 
 # name -> module defining BACKEND (a c3prof.backends.base.Backend). Imported lazily: importing a
 # backend may load vendor libraries.
-REGISTRY = {"cuda": "c3prof.backends.cuda.backend"}
+REGISTRY = {"cuda": "c3prof.backends.cuda.backend", "hip": "c3prof.backends.hip.backend"}
 AUTO = "auto"
 
 

@@ -67,7 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-evidence", action="store_true", help="skip the NVML GPM engine-evidence probes")
     p.add_argument("--counters", default="none", metavar="SOURCES",
                    help="hardware counters per phase, comma-separated: gpm (NVML GPM windows), ncu (Nsight "
-                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), or none")
+                        "Compute range replay after the sweep), pmsampling (3 us time series through ncu), rocprofv3 "
+                        "(AMD: rocprofv3 counter collection after the sweep), or none")
     p.add_argument("--counter-strategies", default="base,dma", metavar="NAMES",
                    help="strategies whose runs get counters (base,dma is the falsification pair)")
     p.add_argument("--counter-reps", type=int, default=5, metavar="N", help="repetitions inside each ncu range")
@@ -166,6 +167,7 @@ def _sweep(args, inputs: SingleGpuInputs, bench, plans, writer) -> int:
     sources = inputs.counter_sources
     options = CaptureOptions(rule=inputs.rule, inject_corruption=args.inject_corruption, evidence=not args.no_evidence,
                              gpm="gpm" in sources, ncu="ncu" in sources, pm_sampling="pmsampling" in sources,
+                             rocprofv3="rocprofv3" in sources,
                              counter_strategies=inputs.counter_strategies, counter_reps=args.counter_reps,
                              ncu_replay=args.ncu_replay, visits=args.visits)
     runner = Runner(bench, writer, options, SweepProgress(enabled=not args.quiet), existing=writer.existing)

@@ -10,6 +10,8 @@ Sources, chosen with ``c3prof capture --counters``:
               unprofiled medians is the profiler's perturbation.
 ``pmsampling`` time series every few microseconds through each phase (on CUDA: PM sampling
               through ncu's PmSampling section); same worker process and ranges as ``ncu``.
+``rocprofv3`` per-phase totals from rocprofv3 counter collection on AMD GPUs (L2 hits/misses, memory
+              requests, busy cycles; c3prof/backends/hip/rocprof.py), in the same worker process.
 ``gpm``       averages over a >= 100 ms window while the phase repeats back to back, in the
               capture process (on CUDA: NVML GPM); needs no profiler privileges.
 
@@ -36,7 +38,7 @@ from c3prof.errors import C3profError
 from c3prof.plan.model import RunPlan
 from c3prof.trace import TraceWriter
 
-SOURCES = ("ncu", "gpm", "pmsampling")
+SOURCES = ("ncu", "gpm", "pmsampling", "rocprofv3")
 
 
 def parse_sources(text: str | None) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ class CaptureOptions:
     gpm: bool = False                  # NVML GPM averages per phase (see capture/counters.py)
     ncu: bool = False                  # Nsight Compute per-phase totals after the sweep
     pm_sampling: bool = False          # PM-sampling time series (through ncu) after the sweep
+    rocprofv3: bool = False            # rocprofv3 per-phase totals after the sweep (AMD)
     counter_strategies: tuple[str, ...] = ("base", "dma")
     counter_reps: int = 5
     counter_phases: tuple[str, ...] = ("gemm", "comm", "concurrent")
@@ -106,7 +107,8 @@ class Runner:
         return out
 
     def _preamble(self, plans: list[RunPlan]) -> None:
-        self.writer.write(self.bench.machine_record())
+        # The backend that captured (the report groups platforms by it): the registry's name.
+        self.writer.write({**self.bench.machine_record(), "backend": self.bench.backend_name})
         if not (self.existing and self.existing.ceilings):
             self.progress.note("measuring machine ceilings (peak GEMM FLOP/s, copy bandwidths)")
             self.writer.write(self.bench.ceilings_record({p.scenario.gemm.dtype for p in plans}))
@@ -133,7 +135,7 @@ class Runner:
             for self.visit, work in visits.items():
                 for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                     self._scenario(list(group))
-            if self.options.ncu or self.options.pm_sampling:
+            if self.options.ncu or self.options.pm_sampling or self.options.rocprofv3:
                 self._profiled_counters(plans)
             status = "complete"
         except KeyboardInterrupt:
@@ -249,7 +251,7 @@ class Runner:
         self.progress.stop()  # the profiled worker prints its own lines
         self.bench.release_memory()
         o = self.options
-        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling")):
+        for wanted, source in ((o.ncu, "ncu"), (o.pm_sampling, "pm_sampling"), (o.rocprofv3, "rocprofv3")):
             if not wanted:
                 continue
             have = {(c["run"], c["phase"]) for r in (self.existing.runs.values() if self.existing else [])

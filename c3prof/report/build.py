@@ -152,7 +152,8 @@ def _machine(group: Group) -> dict:
     for dtype, entry in ceil.get("gemm_flops_per_s", {}).items():
         if copy:
             balance[dtype] = entry["value"] / copy
-    return {"platform": group.key, "gpu_name": group.gpu_name, "gpu": m.get("gpu", {}),
+    return {"platform": group.key, "gpu_name": group.gpu_name, "backend": ", ".join(group.backends),
+            "gpu": m.get("gpu", {}),
             "versions": m.get("versions", {}), "clocks_start": m.get("clocks_start", {}),
             "hosts": group.hosts, "sources": group.sources,
             "ceilings": {k: ceil.get(k, {}) for k in ("gemm_flops_per_s", "copy_bytes_per_s")},

@@ -38,7 +38,7 @@ FALSIFICATION = {"platform": str, "gpu": str, "premise": str, "gemm": dict, "tra
                  "verdict": str, "reason": str, "rule": str, "evidence": str, "counters": (dict, type(None)),
                  "link": (str, type(None)), "dma_minus_sm": NULLABLE_NUM, "dma_minus_sm_ci": CI, "paired": bool}
 
-MACHINE = {"platform": str, "gpu_name": str, "gpu": dict, "versions": dict, "hosts": list, "sources": list,
+MACHINE = {"platform": str, "gpu_name": str, "backend": str, "gpu": dict, "versions": dict, "hosts": list, "sources": list,
            "ceilings": dict, "machine_balance_flop_per_byte": dict, "engine_evidence": list}
 
 INCOMPLETE = {"platform": str, "run": str, "missing_phases": list, "present_phases": list, "sources": list}

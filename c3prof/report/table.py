@@ -75,7 +75,7 @@ def _inputs(con: Console, rep: dict) -> None:
     con.print(t)
     for m in rep["machine"]:
         bal = ", ".join(f"{k} {v:.0f}" for k, v in m["machine_balance_flop_per_byte"].items()) or "unknown"
-        con.print(f"[bold]{m['platform']}[/]: hosts {', '.join(m['hosts']) or '?'}; "
+        con.print(f"[bold]{m['platform']}[/] (backend {m['backend']}): hosts {', '.join(m['hosts']) or '?'}; "
                   f"machine balance (FLOP/B, measured) {bal}")
         for c in m.get("counter_sources", []):
             state = "available" if c.get("available") else f"NOT available ({c.get('reason', 'no reason given')})"

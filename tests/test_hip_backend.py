@@ -95,3 +95,22 @@ def test_mi300x_suite_loads():
     assert shapes == {(8192, 8192, 8192), (64, 8192, 8192)}                 # compute- and memory-bound
     assert sorted({s.comm.bytes for s in scenarios}) == [16 * 2**20, 128 * 2**20, 2**30]
     assert all("mi300x" in s.tags for s in scenarios)
+
+
+def test_isolate_devices_counts_amdkfd_gpus_and_sets_hip_visible_devices(tmp_path, monkeypatch):
+    """The isolated-devices control on AMD: GPUs counted from the amdkfd topology (a SYNTHETIC tree
+    here: one CPU node without SIMDs, two GPU nodes), HIP_VISIBLE_DEVICES set to the rank's GPU."""
+    from c3prof.backends.hip import device
+    from c3prof.backends.hip.backend import HipBackend
+
+    for i, simds in enumerate((0, 1216, 1216)):
+        (tmp_path / str(i)).mkdir()
+        (tmp_path / str(i) / "properties").write_text(f"cpu_cores_count 8\nsimd_count {simds}\n")
+    assert device.node_gpu_count(str(tmp_path)) == 2
+    assert device.node_gpu_count(str(tmp_path / "missing")) == 0
+    monkeypatch.setattr(device, "node_gpu_count", lambda: 2)
+    monkeypatch.delenv("HIP_VISIBLE_DEVICES", raising=False)
+    assert HipBackend().isolate_device(1, False) == "1"
+    import os
+
+    assert os.environ["HIP_VISIBLE_DEVICES"] == "1"

@@ -58,9 +58,20 @@ def default_name() -> str:
 
 def isolate_devices(name: str, local_rank: int, share_gpu: bool) -> str:
     """Show this process only its own device, for backend ``name`` (``auto``: every registered
-    backend, since choosing one queries devices, after which the visible set is fixed). Must run
-    before anything queries a device. Returns what was set (the last backend's value)."""
+    backend that finds GPUs on this node, since choosing one queries devices, after which the
+    visible set is fixed). Must run before anything queries a device. Returns what was set (the
+    last backend's value); with ``auto``, fails only when no backend finds a GPU to isolate."""
     chosen = [n for n in REGISTRY if name in (AUTO, n)]
     if not chosen:
         raise C3profError(f"unknown backend {name!r} (available: {', '.join(names())}, {AUTO})")
-    return [_load(n).isolate_device(local_rank, share_gpu) for n in chosen][-1]
+    values, errors = [], []
+    for n in chosen:
+        try:
+            values.append(_load(n).isolate_device(local_rank, share_gpu))
+        except C3profError as exc:
+            if name != AUTO:
+                raise
+            errors.append(exc)
+    if not values:
+        raise errors[0]
+    return values[-1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from c3prof.errors import NoGPUError
 from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
 
@@ -252,3 +253,24 @@ class Backend(Protocol):
                                timeout: timedelta, options: DistributedOptions) -> Bench:
         """Open ``device`` as one rank of a multi-GPU capture; setups agree through ``agreement``."""
 
+
+def isolated_visible_devices(local_rank: int, visible: str | None, node_gpus: int, share_gpu: bool,
+                             variable: str = "CUDA_VISIBLE_DEVICES") -> str:
+    """The ``variable`` value (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES) that shows a rank only its own
+    GPU (the isolated-devices control). Vendor-neutral: each backend passes its variable and count.
+
+    ``visible`` is the variable as the launcher set it (None: every GPU of the node, ``node_gpus`` of
+    them, counted without initializing the runtime, which must not start before the variable is set). Rank
+    ``local_rank`` gets entry ``local_rank`` of that list; ranks sharing GPUs (``share_gpu``) wrap
+    around it. Raises NoGPUError when there are more ranks than GPUs without ``share_gpu``: the
+    check that used to fail here counted GPUs *after* isolation, where every rank sees one.
+    """
+    entries = [e.strip() for e in visible.split(",") if e.strip()] if visible is not None else \
+        [str(i) for i in range(node_gpus)]
+    if not entries:
+        raise NoGPUError("no GPU to isolate: " + (f"{variable} is empty" if visible is not None
+                                                  else "no GPU counted on this node"))
+    if local_rank >= len(entries) and not share_gpu:
+        raise NoGPUError(f"local rank {local_rank} but only {len(entries)} GPU(s) on this node "
+                         f"(use at most --nproc-per-node {len(entries)}, or --share-gpu)")
+    return entries[local_rank % len(entries)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from c3prof.backends.base import isolated_visible_devices
 from c3prof.errors import C3profError, NoGPUError
 
 EXAMPLE_TRACE = "tests/data/h200_default_2.jsonl"
@@ -75,26 +76,6 @@ def cuda_env_defaults() -> None:
         os.environ.setdefault(key, value)
 
 
-def isolated_visible_devices(local_rank: int, visible: str | None, node_gpus: int, share_gpu: bool) -> str:
-    """The CUDA_VISIBLE_DEVICES value that shows a rank only its own GPU (the isolated-devices control).
-
-    ``visible`` is the variable as the launcher set it (None: every GPU of the node, ``node_gpus`` of
-    them, counted by NVML because CUDA must not initialize before the variable is set). Rank
-    ``local_rank`` gets entry ``local_rank`` of that list; ranks sharing GPUs (``share_gpu``) wrap
-    around it. Raises NoGPUError when there are more ranks than GPUs without ``share_gpu``: the
-    check that used to fail here counted GPUs *after* isolation, where every rank sees one.
-    """
-    entries = [e.strip() for e in visible.split(",") if e.strip()] if visible is not None else \
-        [str(i) for i in range(node_gpus)]
-    if not entries:
-        raise NoGPUError("no GPU to isolate: " + ("CUDA_VISIBLE_DEVICES is empty" if visible is not None
-                                                  else "NVML counts no GPU on this node"))
-    if local_rank >= len(entries) and not share_gpu:
-        raise NoGPUError(f"local rank {local_rank} but only {len(entries)} GPU(s) on this node "
-                         f"(use at most --nproc-per-node {len(entries)}, or --share-gpu)")
-    return entries[local_rank % len(entries)]
-
-
 def node_gpu_count() -> int:
     """GPUs on this node without initializing CUDA (which would fix the visible set) and whatever
     CUDA_VISIBLE_DEVICES says: NVML, else the driver's /proc entries; 0 if unknown."""
@@ -113,6 +94,7 @@ def node_gpu_count() -> int:
 
 def isolate_device(local_rank: int, share_gpu: bool) -> str:
     """Set CUDA_VISIBLE_DEVICES to this rank's GPU only (before CUDA initializes); returns it."""
-    value = isolated_visible_devices(local_rank, os.environ.get("CUDA_VISIBLE_DEVICES"), node_gpu_count(), share_gpu)
+    value = isolated_visible_devices(local_rank, os.environ.get("CUDA_VISIBLE_DEVICES"), node_gpu_count(), share_gpu,
+                                     "CUDA_VISIBLE_DEVICES")
     os.environ["CUDA_VISIBLE_DEVICES"] = value
     return value

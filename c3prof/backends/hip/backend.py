@@ -8,8 +8,10 @@ torch not a ROCm build).
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
+from c3prof.backends.base import isolated_visible_devices
 from c3prof.errors import C3profError
 
 
@@ -56,6 +58,15 @@ class HipBackend:
         torch = require_torch()
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", device))
+
+    def isolate_device(self, local_rank: int, share_gpu: bool) -> str:
+        """Show this process only its own GPU (HIP_VISIBLE_DEVICES), before HIP initializes."""
+        from c3prof.backends.hip.device import node_gpu_count
+
+        value = isolated_visible_devices(local_rank, os.environ.get("HIP_VISIBLE_DEVICES"), node_gpu_count(),
+                                         share_gpu, "HIP_VISIBLE_DEVICES")
+        os.environ["HIP_VISIBLE_DEVICES"] = value
+        return value
 
     def open_distributed_bench(self, device: int, seed: int, make_timer, agreement, timeout: timedelta, options):
         raise C3profError("multi-GPU capture is not available on the hip backend yet: its IPC DMA collective "

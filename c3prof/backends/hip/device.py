@@ -87,3 +87,24 @@ def require_torch():
     if not torch.cuda.is_available():
         raise NoGPUError(f"torch {torch.__version__} sees no AMD GPU. {NO_GPU_HINT}")
     return torch
+
+
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+
+
+def node_gpu_count(nodes_dir: str = KFD_NODES) -> int:
+    """GPUs on this node without initializing HIP (which would fix the visible set): the amdkfd
+    topology nodes with SIMDs (CPU nodes have none); 0 where there is no amdkfd driver."""
+    try:
+        names = os.listdir(nodes_dir)
+    except OSError:
+        return 0
+    count = 0
+    for name in names:
+        try:
+            with open(os.path.join(nodes_dir, name, "properties")) as f:
+                props = dict(line.split(None, 1) for line in f if len(line.split()) == 2)
+        except OSError:
+            continue
+        count += int(props.get("simd_count", "0").strip() or 0) > 0
+    return count

@@ -298,3 +298,13 @@ def test_heldout_capture_is_held_out_and_fully_scored(train):
 def test_scoring_a_scenario_with_the_full_model_marks_it_not_held_out(train):
     model = fit(train.scenarios)
     assert not score(model, train.scenarios[0]).held_out
+
+
+def test_transfer_advice_names_no_nccl_setting():
+    """A transfer is not an NCCL collective: its advice carries the copy settings only."""
+    dma = settings_for("dma/default", {}, op="transfer")
+    assert any("cudaMemcpyAsync" in s for s in dma) and not any("NCCL" in s for s in dma)
+    assert not any("NCCL" in s for s in settings_for("sp/comm_first", {"order": "comm_first"}, op="transfer"))
+    ctas = settings_for("rp/ctas8", {"comm_ctas": 8}, op="transfer")
+    assert ctas and "8 CTAs" in ctas[0] and "NCCL" not in ctas[0]
+    assert any("NCCL_CTA_POLICY_ZERO" in s for s in settings_for("dma/default", {}, op="all_gather"))

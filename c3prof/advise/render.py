@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+
+from c3prof.units import format_bytes
+
 
 def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
@@ -18,7 +22,8 @@ def _pct(x: float | None) -> str:
 def advice_lines(a: dict) -> list[str]:
     rec, run = a["recommended"], a["runner_up"]
     head = f"{a['scenario']}  ({a['gemm']['m']}x{a['gemm']['n']}x{a['gemm']['k']} {a['gemm']['dtype']}, " \
-           f"{a['comm']['op']} {a['comm']['bytes']} B {a['comm'].get('link', '')}; inputs: {a['inputs']['source']})"
+           f"{a['comm']['op']} {format_bytes(a['comm']['bytes'])} {a['comm'].get('link', '')}; " \
+           f"inputs: {a['inputs']['source']})"
     if rec is None:
         return [head, "  no candidate could be predicted: " + "; ".join(a["not_predicted"].values())]
     lines = [head, f"  recommended {rec['candidate']}: predicted T_cc {_ms(rec['t_cc_ms'])} ms"
@@ -27,7 +32,9 @@ def advice_lines(a: dict) -> list[str]:
     if run is not None:
         lines.append(f"  runner-up   {run['candidate']}: predicted T_cc {_ms(run['t_cc_ms'])} ms"
                      f"{_interval(run['t_cc_interval_ms'])}")
-    lines += [f"    - {s}" for s in rec["settings"]]
+    # Settings are sentences: wrapped to the 100 columns every c3prof table keeps to.
+    lines += [ln for s in rec["settings"] for ln in textwrap.wrap(s, 100, initial_indent="    - ",
+                                                                    subsequent_indent="      ")]
     ts = a.get("time_saved")
     if ts:
         lines.append(f"  {ts['label']}: saves {_ms(ts['saved_ms'])} ms per {ts['per']}"

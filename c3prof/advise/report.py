@@ -59,11 +59,11 @@ def model_json(model: AdviceModel) -> dict:
     }
 
 
-def _pred_json(model: AdviceModel, p: Prediction | None) -> dict | None:
+def _pred_json(model: AdviceModel, p: Prediction | None, op: str | None = None) -> dict | None:
     if p is None:
         return None
     return dict(p.to_json(), settings=settings_for(p.key, model.params.get(p.key, {}),
-                                                     model.sm_count or DEFAULT_SMS))
+                                                     model.sm_count or DEFAULT_SMS, op))
 
 
 # What a traced job ran, by the carrier the trace shows: copy engines (a memcpy) or SMs (default streams).
@@ -106,7 +106,8 @@ def advice_json(model: AdviceModel, t: Target, adv: Advice) -> dict:
     return {"scenario": i.name, "gemm": i.gemm.to_dict(), "comm": i.comm.to_dict(),
             "inputs": {"t_g_ms": i.t_g, "t_c_ms": i.t_c, "source": i.source},
             "label": PREDICTION_LABEL,
-            "recommended": _pred_json(model, adv.best), "runner_up": _pred_json(model, adv.runner_up),
+            "recommended": _pred_json(model, adv.best, i.comm.op),
+            "runner_up": _pred_json(model, adv.runner_up, i.comm.op),
             "candidates": [p.to_json() for p in adv.ranked], "not_predicted": adv.unavailable,
             "time_saved": _saved(t, adv)}
 

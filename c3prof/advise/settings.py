@@ -34,12 +34,24 @@ CTA_LIMIT = ("NCCL collectives: NCCL_MIN_CTAS / NCCL_MAX_CTAS = {n} (environment
              "minCTAs / maxCTAs (in PyTorch ProcessGroupNCCL.Options().config.max_ctas) cap the communication "
              "at {n} CTAs; c3prof measured its SM copy kernel limited to {n} CTAs")
 
+TRANSFER_CTA_LIMIT = ("Transfers carried by SMs: launch the copy kernel with {n} CTAs (a grid-stride copy; "
+                      "c3prof measured its SM copy kernel limited to {n} CTAs)")
 
 DEFAULT_SMS = 132   # an H200's SMs: the split's other side when the captures do not say
 
 
-def settings_for(key: str, params: dict, sm_count: int = DEFAULT_SMS) -> list[str]:
-    """The settings that apply candidate ``key`` (strategy/variant) whose plan parameters are ``params``."""
+def settings_for(key: str, params: dict, sm_count: int = DEFAULT_SMS, op: str | None = None) -> list[str]:
+    """The settings that apply candidate ``key`` (strategy/variant) whose plan parameters are ``params``.
+
+    ``op`` is the scenario's communication: a ``transfer`` gets only what applies to copies (no NCCL
+    setting); a collective, or an unknown op, gets the NCCL ones too."""
+    if op == "transfer" and key.startswith("rp/") and params.get("comm_ctas"):
+        return [TRANSFER_CTA_LIMIT.format(n=params["comm_ctas"])]
+    out = _settings(key, params, sm_count)
+    return [s for s in out if not s.startswith("NCCL")] if op == "transfer" else out
+
+
+def _settings(key: str, params: dict, sm_count: int) -> list[str]:
     strategy = key.split("/", 1)[0]
     if strategy == "base":
         return ["Nothing to set: GEMM and communication on two default-priority streams, GEMM launched first"]

@@ -41,6 +41,7 @@ import numpy as np
 from c3prof.analysis.dataset import Group
 from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_difference
 from c3prof.analysis.speedup import RunMetrics
+from c3prof.scenarios import GemmSpec
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,15 @@ def mechanism(metrics: list[RunMetrics]) -> list[dict]:
     return out
 
 
+def _intensity(key) -> float | None:
+    """Arithmetic intensity (FLOP per byte of minimal device-memory traffic) of a GEMM (m, n, k, dtype)."""
+    try:
+        m, n, k, dtype = key
+        return GemmSpec(m=int(m), n=int(n), k=int(k), dtype=dtype).arithmetic_intensity
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
 def _dose(a: Arm) -> float:
     """The rate the GEMM meets (modelled during its interval), else the transfer's average rate."""
     return a.window_rate_gbps if a.window_rate_gbps is not None else a.rate_gbps
@@ -208,7 +218,8 @@ def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSetti
     thresholds = []
     for (link, gemm), ga in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], ()))):
         ga.sort(key=_dose)
-        thresholds.append({"link": link, "gemm": gemm, "arms": len(ga), **_bracket(ga, limit)})
+        thresholds.append({"link": link, "gemm": gemm, "gemm_intensity": _intensity(order.get(gemm)),
+                           "arms": len(ga), **_bracket(ga, limit)})
     return {"platform": group.key, "limit": limit, "arms": [a.to_json() for a in all_arms],
             "controls": controls(metrics) if all_arms else [],
             "mechanism": mechanism(metrics) if all_arms else [], "thresholds": thresholds,

@@ -235,7 +235,8 @@ def _interference(con: Console, rep: dict) -> None:
         _controls(con, d)
         _mechanism(con, d)
         for th in d["thresholds"]:
-            con.print(f"  {th['link']} beside {th['gemm']}: {th['text']}")
+            ai = th.get("gemm_intensity")
+            con.print(f"  {th['link']} beside {th['gemm']}" + (f" ({ai:.0f} FLOP/B)" if ai else "") + f": {th['text']}")
         con.print(f"[dim]Rule: {d['rule']}[/]")
 
 

@@ -119,6 +119,26 @@ def test_dma_run_sequence_and_validation(hip, link):
     assert hip.calls[-2:] == ["hipStreamSynchronize", "hipStreamSynchronize"]
 
 
+def test_a_scenarios_ctas_sets_the_cu_copy_workgroups(hip):
+    b = bench_on(hip)
+    s = Scenario("fake-ctas", GemmSpec(256, 256, 256, "bf16"), CommSpec("transfer", 8192, link="hbm", ctas=3))
+    (v,) = variants_for("base", PlanOptions(sm_count=304), "hbm")
+    run = b.open_variant(b.open_scenario(s), v)
+    assert run.params["comm_ctas"] == 3
+    run.close()
+
+
+@pytest.mark.parametrize("comm, what", [
+    (CommSpec("sleep", 0, duration_us=1000.0), "sleep"),
+    (CommSpec("transfer", 8192, link="pcie_h2d", chunk=2048, gap_us=20.0), "'gap'"),
+])
+def test_what_the_hip_backend_does_not_run_is_refused_before_anything_runs(hip, comm, what):
+    from c3prof.errors import C3profError
+
+    with pytest.raises(C3profError, match=f"{what}.* not implemented on the hip backend"):
+        bench_on(hip).check_fits(Scenario("fake-control", GemmSpec(256, 256, 256, "bf16"), comm))
+
+
 def test_closing_a_scenario_frees_its_buffers(hip):
     import gc
 

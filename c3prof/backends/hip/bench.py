@@ -16,6 +16,7 @@ from c3prof.backends.hip.partition import CuMaskPartition
 from c3prof.backends.hip.streams import DeviceEventPool, Gate, make_stream
 from c3prof.backends.hip.transports import LINK_OF, TransferBuffers, default_workgroups, make_transport
 from c3prof.plan.model import Variant
+from c3prof.errors import C3profError
 from c3prof.scenarios import Scenario
 
 EVIDENCE_BYTES = 256 * 2**20
@@ -100,6 +101,10 @@ class HipBench:
         from c3prof.backends.cuda.device import check_fits
         from c3prof.backends.cuda.gemm import input_sets, set_bytes
 
+        unsupported = _not_on_hip(scenario)
+        if unsupported:
+            raise C3profError(f"scenario {scenario.name!r}: {unsupported} is not implemented on the hip backend "
+                              f"(the CUDA backend runs it; docs/backends.md)")
         comm_device, host = TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
         device_bytes = input_sets(scenario.gemm, self.props["l2_bytes"]) * set_bytes(scenario.gemm) + comm_device
         free_b, _ = self.rt.mem_get_info()
@@ -126,7 +131,9 @@ class HipBench:
         gemm_stream, comm_stream = self._streams(v, params, closers)
         workgroups = None
         if v.carrier == "sm":
-            workgroups = v.comm_ctas or default_workgroups(setup.buffers.link, comm_stream.cus or self.sm_count)
+            # The variant's sweep (rp) first, then the scenario's own count, then the link's default.
+            workgroups = v.comm_ctas or setup.scenario.comm.ctas or \
+                default_workgroups(setup.buffers.link, comm_stream.cus or self.sm_count)
             params["comm_ctas"] = workgroups
         params["chunk"] = setup.scenario.comm.chunk
         transport = make_transport(self.rt, v.transport, setup.buffers, comm_stream, workgroups=workgroups,
@@ -175,11 +182,19 @@ class HipBench:
 
     def recoverable(self, exc: BaseException) -> bool:
         """Out of memory and a partition the device refuses lose one run, not the capture."""
-        from c3prof.errors import C3profError
-
         oom = getattr(self.torch.cuda, "OutOfMemoryError", ())
         if oom and isinstance(exc, oom):
             with contextlib.suppress(Exception):
                 self.torch.cuda.empty_cache()
             return True
         return isinstance(exc, C3profError)
+
+
+def _not_on_hip(scenario: Scenario) -> str | None:
+    """What a scenario asks that this backend does not implement (None: everything is), so that a
+    capture refuses it up front instead of measuring something else."""
+    if scenario.comm.op == "sleep":
+        return 'op = "sleep" (the concurrency-alone control)'
+    if scenario.comm.gap_us:
+        return "a transfer's 'gap' between copies"
+    return None

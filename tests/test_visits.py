@@ -8,13 +8,12 @@ import numpy as np
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.stats import draw_round_counts, draw_visit_round_counts, round_resampled_medians
-from c3prof.capture.runner import CaptureOptions, Runner
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
-from c3prof.trace import PHASES, TraceWriter, phase_key, read_trace, split_phase_key
+from c3prof.trace import PHASES, phase_key, read_trace, split_phase_key
 from fakes import FakeBench
 from report_helpers import run_cli
-from test_runner_fake import PLAN, RULE, QuietProgress
+from test_runner_fake import PLAN, capture
 
 
 def test_phase_keys_name_the_visit():
@@ -53,15 +52,13 @@ def test_drift_between_visits_widens_the_interval():
     assert spread["visits"] > 1.5 * spread["rounds"]
 
 
+STRATEGIES = ("base", "dma")
+
+
 def _capture(path, visits, **bench):
-    plans = plan_runs(load_suite("smoke"), ("base", "dma"), PLAN)
-    writer = TraceWriter(path, resume=path.exists(), fsync=False)
-    runner = Runner(FakeBench(**bench), writer, CaptureOptions(rule=RULE, visits=visits), QuietProgress(),
-                    existing=writer.existing)
-    try:
-        return runner.run(plans), plans
-    finally:
-        writer.close()
+    """test_runner_fake's capture of the smoke suite, with ``visits``; resumes an existing trace."""
+    summary, _ = capture(path, FakeBench(**bench), STRATEGIES, resume=path.exists(), visits=visits)
+    return summary, plan_runs(load_suite("smoke"), STRATEGIES, PLAN)
 
 
 def test_a_two_visit_capture_measures_every_phase_twice_and_the_report_resamples_visits(tmp_path):

@@ -46,6 +46,20 @@ class Gate:
             self.ms_per_rep[key] = max(self.ms_per_rep.get(key, 0.2) * 0.5, host_ms / reps)
 
 
+def time_ms(make_pool, stream, launch, reps: int = 10, warmup: int = 3) -> list[float]:
+    """``launch(i)`` timed ``reps`` times on ``stream`` with device events (after ``warmup`` untimed
+    launches), in ms. ``make_pool(n)`` is the runtime's EventPool (CUDA or HIP extension)."""
+    pool = make_pool(2 * reps)
+    for i in range(warmup):
+        launch(i)
+    for i in range(reps):
+        pool.record(2 * i, stream.dma)
+        launch(i)
+        pool.record(2 * i + 1, stream.dma)
+    pool.synchronize(2 * reps - 1)
+    return [pool.elapsed_from(2 * i, [2 * i + 1])[0] for i in range(reps)]
+
+
 class StreamEventPool:
     """A runtime EventPool (CUDA or HIP extension) addressed with DeviceStreams: the phase timer's
     event pool (c3prof.backends.base.EventPool)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 
+from c3prof.backends import timing
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.copy_kernel import launch_copy
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets
@@ -22,15 +23,7 @@ REPS = 10
 
 
 def time_ms(stream, launch, reps=REPS, warmup=3) -> list[float]:
-    pool = rt.EventPool(2 * reps)
-    for i in range(warmup):
-        launch(i)
-    for i in range(reps):
-        pool.record(2 * i, stream.dma)
-        launch(i)
-        pool.record(2 * i + 1, stream.dma)
-    pool.synchronize(2 * reps - 1)
-    return [pool.elapsed_ms(2 * i, 2 * i + 1) for i in range(reps)]
+    return timing.time_ms(rt.EventPool, stream, launch, reps, warmup)
 
 
 def _entry(samples_ms, work, unit, **extra) -> dict:

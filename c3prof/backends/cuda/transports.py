@@ -224,8 +224,7 @@ class CopyEngineTransport(Transport):
     def _enqueue(self, batches: list, dma_stream, torch_stream) -> None:
         for i, batch in enumerate(batches):
             batch.enqueue(dma_stream)
-            if len(batches) > 1:
-                self.pause(torch_stream, i)
+            self.pause(torch_stream, i)     # no-op without a gap (then ``batches`` is one batch)
 
     def launch(self, stream, rep: int) -> None:
         if self.aux is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 
+from c3prof.backends import timing
 from c3prof.backends.cuda.gemm import TorchGemm, input_sets
 from c3prof.scenarios import GemmSpec
 from c3prof.trace import ceilings_record
@@ -15,15 +16,7 @@ REPS = 10
 
 
 def time_ms(rt, stream, launch, reps=REPS, warmup=3) -> list[float]:
-    pool = rt.EventPool(2 * reps)
-    for i in range(warmup):
-        launch(i)
-    for i in range(reps):
-        pool.record(2 * i, stream.dma)
-        launch(i)
-        pool.record(2 * i + 1, stream.dma)
-    pool.synchronize(2 * reps - 1)
-    return [pool.elapsed_from(2 * i, [2 * i + 1])[0] for i in range(reps)]
+    return timing.time_ms(rt.EventPool, stream, launch, reps, warmup)
 
 
 def _entry(samples_ms, work, unit, **extra) -> dict:

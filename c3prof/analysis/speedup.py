@@ -43,8 +43,9 @@ import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, draw_round_counts, draw_visit_round_counts, no_ci, percentile_ci,
-                                   round_resampled_medians, rng_for, sorted_median)
+                                   bootstrap_medians, draw_round_counts, draw_visit_round_counts, many_bootstrap_medians,
+                                   no_ci, percentile_ci, percentile_cis, round_resampled_medians, rng_for,
+                                   sorted_median)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ class SeriesBank:
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
+        # run_metrics' intervals: computed at the end of each run_metrics unless defer_cis (then
+        # by whoever set it, many runs at once: analyze_group).
+        self.pending = PendingCIs(settings.confidence)
+        self.defer_cis = False
 
     def clear(self) -> None:
         self._cache.clear()
@@ -110,12 +115,38 @@ class SeriesBank:
 
     def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         srt = np.sort(values)
-        if rounds is not None and self._counts is not None and all(int(r) in self._round_pos for r in rounds):
+        if self._paired(rounds):
             cols = np.array([self._round_pos[int(r)] for r in rounds])
             reps = round_resampled_medians(values, cols, self._counts)
             return Series(label=label, values=values, median=sorted_median(srt), replicates=reps, paired=True)
         reps = bootstrap_medians(srt, self.settings.n_resamples, rng_for(self.settings.seed, *key), presorted=True)
         return Series(label=label, values=values, median=sorted_median(srt), replicates=reps)
+
+    def _paired(self, rounds: np.ndarray | None) -> bool:
+        return rounds is not None and self._counts is not None and all(int(r) in self._round_pos for r in rounds)
+
+    def prepare(self, runs: list[MergedRun]) -> None:
+        """Draw at once the unpaired replicates of every series run_metrics asks of these runs.
+
+        The same Series as ``get`` makes one by one (each from its own keyed generator); only the
+        arithmetic is shared, per repetition count, over all of them. Paired series stay lazy."""
+        todo: dict[int, list[tuple[tuple, str, np.ndarray]]] = {}
+        for run in runs:
+            wanted = [(phase, name, run.series(phase, name)) for phase, name in METRIC_SERIES]
+            wanted.append(("concurrent", "overlap", _overlap_series(run)))
+            for phase, name, values in wanted:
+                key = (run.group, run.id, phase, name)
+                if values is None or values.size == 0 or key in self._cache or self._paired(run.rounds.get(phase)):
+                    continue
+                label = f"{run.id}:overlap" if name == "overlap" else f"{run.id}:{phase}.{name}"
+                todo.setdefault(values.size, []).append((key, label, values))
+        for n, items in todo.items():
+            srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
+            reps = many_bootstrap_medians(srt, [rng_for(self.settings.seed, *k) for k, _, _ in items],
+                                          self.settings.n_resamples)
+            mid = srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])  # sorted_median
+            for (key, label, values), m, r in zip(items, mid.tolist(), reps):
+                self._cache[key] = Series(label=label, values=values, median=m, replicates=r)
 
     def get(self, run: MergedRun, phase: str, name: str) -> Series | None:
         key = (run.group, run.id, phase, name)
@@ -164,12 +195,55 @@ def missing(reason: str) -> Estimate:
     return Estimate(None, no_ci(reason))
 
 
+class PendingCIs:
+    """Intervals computed later, many at once: ``estimate(..., later=this)`` registers an estimate's
+    replicates and ``flush()`` sets every registered estimate's CI (percentile_cis over one block).
+    The CIs are the ones percentile_ci gives; only the per-call numpy overhead is shared."""
+
+    def __init__(self, confidence: float):
+        self.confidence = confidence
+        self._items: list[tuple[Estimate, Callable[[], str | None] | None]] = []
+        self._reps: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, est: Estimate, reps: np.ndarray, veto: Callable[[], str | None] | None = None) -> None:
+        """``veto``: asked only if the interval comes out defined; a reason it returns replaces it."""
+        self._items.append((est, veto))
+        self._reps.append(reps)
+
+    def flush(self) -> None:
+        items, reps, self._items, self._reps = self._items, self._reps, [], []
+        if items:
+            _set_cis(items, reps, self.confidence)
+
+
+def _set_cis(items: list[tuple["Estimate", Callable[[], str | None] | None]], reps: list[np.ndarray],
+             confidence: float) -> None:
+    by_size: dict[int, list[int]] = {}
+    for i, r in enumerate(reps):
+        by_size.setdefault(r.size, []).append(i)
+    for idx in by_size.values():
+        cis = percentile_cis(np.stack([reps[i] for i in idx]), confidence)
+        for i, ci in zip(idx, cis):
+            est, veto = items[i]
+            why = veto() if ci.ok and veto is not None else None
+            est.ci = no_ci(why) if why else ci
+
+
+NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")
+
+
 def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
-             undefined: Callable[[float], str | None] | None = None, keep: bool = False) -> Estimate:
+             undefined: Callable[[float], str | None] | None = None, keep: bool = False,
+             later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None) -> Estimate:
     """Apply ``fn`` to the series' medians (point) and replicates (interval).
 
     ``keep`` retains the replicates (the strategy summary needs the fraction's); others are dropped
-    once the interval is known, to keep memory per run small.
+    once the interval is known, to keep memory per run small. ``later``: the interval is computed
+    at ``later.flush()`` (with many others) instead of now. ``veto``: asked when the interval is
+    defined; a reason it returns refuses the interval.
     """
     absent = [n for n, s in zip(names, series) if s is None]
     if absent:
@@ -179,13 +253,18 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
     why = undefined(value) if undefined else None
     if why or not np.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
+    # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
+    est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
     small = sorted({s.label for s in series if s.n < MIN_REPS})
     if small:
-        ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
+        est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
+    elif later is not None:
+        later.add(est, reps, veto)
     else:
         ci = percentile_ci(reps, confidence)
-    # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
-    return Estimate(value, ci, reps.astype(np.float32) if keep else None)
+        why = veto() if ci.ok and veto is not None else None
+        est.ci = no_ci(why) if why else ci
+    return est
 
 
 # The formulas, written once; they work elementwise on floats and on replicate arrays.
@@ -210,20 +289,21 @@ def fraction_of_ideal(ts: float, tg: float, tc: float, tcc: float) -> float:
     return float(fraction(ts, tg, tc, tcc))
 
 
-def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True) -> Estimate:
+def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True,
+                       later: PendingCIs | None = None) -> Estimate:
     """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain)."""
     parts = [ts, tg, tc, tcc]
     if any(p is None for p in parts):
         return estimate(fraction, parts, names, confidence)
     if ideal(ts.median, tg.median, tc.median) <= 1.0:
         return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
-    est = estimate(fraction, parts, names, confidence, keep=keep)
-    if est.ci.ok:
+
+    def unstable() -> str | None:
         below = int(np.sum(ideal(ts.replicates, tg.replicates, tc.replicates) <= 1.0))
-        if below:
-            est.ci = no_ci(f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: "
-                           "fraction of ideal unstable")
-    return est
+        return (f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: fraction of ideal unstable"
+                if below else None)
+
+    return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable)
 
 
 @dataclass
@@ -259,19 +339,20 @@ def _overlap_series(run: MergedRun) -> np.ndarray | None:
     return np.clip(inter, 0.0, None) / gd
 
 
+# The measured series behind a run's metrics: name in RunMetrics.medians -> (phase, series).
+_METRIC_NAMES = {"T_g": ("gemm", "total_ms"), "T_c": ("comm", "total_ms"), "T_s": ("serial", "total_ms"),
+                 "T_cc": ("concurrent", "total_ms"), "T_g_cc": ("concurrent", "gemm_ms"),
+                 "T_c_cc": ("concurrent", "comm_ms")}
+METRIC_SERIES = tuple(_METRIC_NAMES.values())
+
+
 def _medians(bank: SeriesBank, run: MergedRun) -> dict[str, Series | None]:
-    return {
-        "T_g": bank.get(run, "gemm", "total_ms"),
-        "T_c": bank.get(run, "comm", "total_ms"),
-        "T_s": bank.get(run, "serial", "total_ms"),
-        "T_cc": bank.get(run, "concurrent", "total_ms"),
-        "T_g_cc": bank.get(run, "concurrent", "gemm_ms"),
-        "T_c_cc": bank.get(run, "concurrent", "comm_ms"),
-    }
+    return {k: bank.get(run, phase, name) for k, (phase, name) in _METRIC_NAMES.items()}
 
 
 def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_note: str | None = None) -> RunMetrics:
     conf = bank.settings.confidence
+    later = bank.pending
     own = _medians(bank, run)
     if base is not None and base is not run:
         ref, note = "base", None
@@ -281,29 +362,29 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     else:
         ref, note, b = "own", base_note, own
     names = ["T_s", "T_g", "T_c"]
-    own_ideal = estimate(ideal, [own[k] for k in names], names, conf, keep=b is own)
-    own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf)
+    own_ideal = estimate(ideal, [own[k] for k in names], names, conf, later=later, keep=b is own)
+    own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
-                                      keep=b is own)
+                                      keep=b is own, later=later)
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
-        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf, keep=True)
-        p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf)
+        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf, later=later, keep=True)
+        p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
-                                        [f"base {k}" for k in names] + ["T_cc"], conf)
-    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, keep=True)
-    comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf)
+                                        [f"base {k}" for k in names] + ["T_cc"], conf, later=later)
+    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later, keep=True)
+    comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later)
     ov_values = _overlap_series(run)
     if ov_values is None:
         overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
     else:
         s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values,
                          run.rounds.get("concurrent"))
-        overlap = estimate(lambda x: x, [s], ["overlap"], conf)
-    drift, paired = _drift(run, base, own, b, conf)
-    return RunMetrics(
+        overlap = estimate(lambda x: x, [s], ["overlap"], conf, later=later)
+    drift, paired = _drift(run, base, own, b, conf, later=later)
+    metrics = RunMetrics(
         run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired, visits=bank.visits,
         medians={k: (v.median if v else None) for k, v in own.items()},
         base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
@@ -312,9 +393,13 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         gemm_slowdown=gemm_sd, comm_slowdown=comm_sd, overlap=overlap,
         n_reps={p: run.n_reps(p) for p in ("gemm", "comm", "serial", "concurrent")},
     )
+    if not bank.defer_cis:
+        later.flush()
+    return metrics
 
 
-def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: float) -> tuple[Estimate, bool]:
+def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: float,
+           later: PendingCIs | None = None) -> tuple[Estimate, bool]:
     """(this run's GEMM alone / base's GEMM alone, whether the against-base ratios are round-paired)."""
     if base is None or base is run:
         return missing("base run (its own reference)" if base is run else "no base run to compare with"), \
@@ -325,7 +410,7 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
     paired = shared.size > 0 and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
-    return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf), paired
+    return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later), paired
 
 
 def find_base(group: Group, run: MergedRun) -> tuple[MergedRun | None, str | None]:
@@ -350,6 +435,10 @@ def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
     return out
 
 
+# Estimates whose intervals analyze_group computes together (memory: CI_BATCH x n_resamples floats).
+CI_BATCH = 2048
+
+
 def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
     """Metrics of every complete run of a group, scenario by scenario (first-appearance order)."""
     bases = base_runs(group)
@@ -358,17 +447,25 @@ def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
     out = []
+    bank.defer_cis = True
     # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for name, runs in by_scenario.items():
-            default = (None, f"no base run for scenario {name!r} in this group")
-            bank.begin_scenario(group.key, name, runs, group.round_sweep)
-            for run in runs:
-                # A base run is its own reference (primary == own), whatever its variant.
-                base, why = (run, None) if run.strategy == "base" else bases.get(name, default)
-                if base is not None and base.link != run.link:
-                    base, why = None, (f"not compared with base: base moves its bytes over {base.link}, this "
-                                       f"run over {run.link} (runs over different links do different work)")
-                out.append(run_metrics(run, base, bank, why))
-            bank.clear()  # the next scenario shares no series with this one
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for name, runs in by_scenario.items():
+                default = (None, f"no base run for scenario {name!r} in this group")
+                bank.begin_scenario(group.key, name, runs, group.round_sweep)
+                bank.prepare(runs)
+                for run in runs:
+                    # A base run is its own reference (primary == own), whatever its variant.
+                    base, why = (run, None) if run.strategy == "base" else bases.get(name, default)
+                    if base is not None and base.link != run.link:
+                        base, why = None, (f"not compared with base: base moves its bytes over {base.link}, this "
+                                           f"run over {run.link} (runs over different links do different work)")
+                    out.append(run_metrics(run, base, bank, why))
+                bank.clear()  # the next scenario shares no series with this one
+                if len(bank.pending) >= CI_BATCH:
+                    bank.pending.flush()
+            bank.pending.flush()
+    finally:
+        bank.defer_cis = False
     return out

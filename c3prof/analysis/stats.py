@@ -172,21 +172,52 @@ def _median_rank_alias(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _tabled_medians(xs: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Median replicates from the exact rank distribution, drawn through its alias table."""
-    n = xs.size
-    _, same = _median_rank_table(n)
+    u, u2 = _rank_uniforms(xs.size, n_resamples, rng)
+    return tabled_medians_from_uniforms(xs[None, :], u[None, :], None if u2 is None else u2[None])[0]
+
+
+def _rank_uniforms(n: int, n_resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+    """The uniforms one series' tabled median replicates consume, in the generator's order: (B,) for
+    J1, and for even n (2, B) more for J2."""
+    return rng.random(n_resamples), (rng.random((2, n_resamples)) if n % 2 == 0 else None)
+
+
+def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray | None) -> np.ndarray:
+    """(S, B) median replicates of S sorted series of one length n (rows of ``xs``, (S, n)), from their
+    uniforms: ``u`` (S, B), and for even n ``u2`` (S, 2, B) (what _rank_uniforms draws per series).
+    One call serves many series; elementwise it is the per-series computation, so the replicates are
+    bitwise those of bootstrap_medians given the same generators."""
+    s, n = xs.shape
     keep, alias = _median_rank_alias(n)
-    scaled = rng.random(n_resamples) * n
+    _, same = _median_rank_table(n)
+    scaled = u * n
     cell = scaled.astype(np.intp)                          # uniform in 0..n-1; the fraction is uniform too
     j1 = np.where(scaled - cell < keep[cell], cell, alias[cell])  # 0-based J1 - 1
+    flat = xs.ravel()
+    row = (np.arange(s) * n)[:, None]
     if same is None:
-        return xs[j1]
+        return flat[row + j1]
     # Even n. Given J2 > J1 = j (N_j = r): the other n - r draws fall uniformly above the j smallest,
     # so J2 - j is the ceiling of (n - j) times the minimum of n - r uniforms, 1 - W^(1/(n-r)).
-    u = rng.random((2, n_resamples))
     jj = j1 + 1                                             # 1-based J1
-    step = np.ceil((n - jj) * -np.expm1(np.log(u[1]) / (n - n // 2))).astype(np.int64)
-    j2 = np.where(u[0] < same[j1], j1, np.clip(j1 + np.maximum(step, 1), 0, n - 1))
-    return 0.5 * (xs[j1] + xs[j2])
+    step = np.ceil((n - jj) * -np.expm1(np.log(u2[:, 1]) / (n - n // 2))).astype(np.int64)
+    j2 = np.where(u2[:, 0] < same[j1], j1, np.clip(j1 + np.maximum(step, 1), 0, n - 1))
+    return 0.5 * (flat[row + j1] + flat[row + j2])
+
+
+def many_bootstrap_medians(xs: np.ndarray, rngs: Sequence[np.random.Generator], n_resamples: int) -> np.ndarray:
+    """bootstrap_medians for S sorted series of one length (rows of ``xs``), series i drawing from
+    ``rngs[i]``: the same (S, B) replicates, with the arithmetic done once for all of them."""
+    s, n = xs.shape
+    if n <= 1 or n > _TABLE_MAX_N:
+        return np.stack([bootstrap_medians(x, n_resamples, g, presorted=True) for x, g in zip(xs, rngs)])
+    u = np.empty((s, n_resamples))
+    u2 = np.empty((s, 2, n_resamples)) if n % 2 == 0 else None
+    for i, g in enumerate(rngs):  # each generator's draws in _rank_uniforms' order
+        g.random(out=u[i])
+        if u2 is not None:
+            g.random(out=u2[i])
+    return tabled_medians_from_uniforms(xs, u, u2)
 
 
 def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator, *, presorted: bool = False) -> np.ndarray:
@@ -299,6 +330,53 @@ def percentile_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
         return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
     alpha = (1.0 - confidence) / 2.0
     return CI(*_linear_quantiles(reps, (alpha, 1.0 - alpha)))
+
+
+def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> list[CI]:
+    """percentile_ci of every row of ``replicates`` (E, B), the same CIs, from one pass over the block
+    (one call per row cost more in numpy overhead than the row's arithmetic)."""
+    reps = np.asarray(replicates, dtype=float)
+    e, b = reps.shape
+    if b == 0:
+        return [no_ci("no spread: the resampled statistic is constant (identical repetitions)")] * e
+    low, high = reps.min(axis=1), reps.max(axis=1)
+    finite = np.isfinite(low) & np.isfinite(high)
+    spread = finite & (low != high)
+    alpha = (1.0 - confidence) / 2.0
+    bounds = _linear_quantiles_rows(reps[spread], (alpha, 1.0 - alpha)) if spread.any() else None
+    out: list[CI] = []
+    k = 0
+    for i in range(e):
+        if spread[i]:
+            out.append(CI(float(bounds[0][k]), float(bounds[1][k])))
+            k += 1
+        elif not finite[i]:
+            bad = int((~np.isfinite(reps[i])).sum())
+            out.append(no_ci(f"statistic undefined in {bad} of {b} resamples"))
+        else:
+            out.append(no_ci("no spread: the resampled statistic is constant (identical repetitions)"))
+    return out
+
+
+def _linear_quantiles_rows(values: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
+    """_linear_quantiles of every row of ``values`` (E, B): per q an (E,) array, the same numbers.
+
+    For the two tail quantiles of an interval (positions lo < hi), one partition placing ranks lo+1
+    and hi suffices: rank lo is then the largest value left of lo+1, and rank hi+1 the smallest right
+    of hi, each a max or min over a short tail instead of two more selection passes."""
+    last = values.shape[1] - 1
+    pos = [q * last for q in qs]
+    los = [int(p) for p in pos]
+    if len(los) == 2 and los[0] + 1 < los[1] and los[1] + 1 <= last:
+        lo, hi = los
+        part = np.partition(values, [lo + 1, hi], axis=1)
+        ranks = {lo: part[:, :lo + 1].max(axis=1), lo + 1: part[:, lo + 1],
+                 hi: part[:, hi], hi + 1: part[:, hi + 1:].min(axis=1)}
+    else:
+        kth = sorted(set(los + [min(lo + 1, last) for lo in los]))
+        part = np.partition(values, kth, axis=1)
+        ranks = {k: part[:, k] for k in kth}
+    return [ranks[lo] + (p - lo) * (ranks[min(lo + 1, last)] - ranks[lo]) for p, lo in zip(pos, los)]
 
 
 def _linear_quantiles(values: np.ndarray, qs: Sequence[float]) -> list[float]:

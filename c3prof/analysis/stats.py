@@ -87,7 +87,9 @@ def rng_for(seed: int, *key: object) -> np.random.Generator:
     digest = zlib.crc32("\x1f".join(str(k) for k in key).encode("utf-8"))
     # What np.random.default_rng(seed) builds, the same stream, without its wrapper's overhead (a
     # report makes one generator per series: tens of thousands).
-    return np.random.Generator(np.random.PCG64([int(seed) & 0xFFFFFFFF, digest]))
+    # The entropy as a uint32 array: the same SeedSequence words as the list [seed, digest] (each
+    # below 2**32 is one word), without numpy's per-element conversion of a list.
+    return np.random.Generator(np.random.PCG64(np.array([int(seed) & 0xFFFFFFFF, digest], dtype=np.uint32)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -196,7 +198,7 @@ def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray |
     flat = xs.ravel()
     row = (np.arange(s) * n)[:, None]
     if same is None:
-        return flat[row + j1]
+        return flat.take(row + j1)
     # Even n. Given J2 > J1 = j (N_j = r): the other n - r draws fall uniformly above the j smallest,
     # so J2 - j is the ceiling of (n - j) times the minimum of n - r uniforms, 1 - W^(1/(n-r)).
     jj = j1 + 1                                             # 1-based J1
@@ -343,14 +345,14 @@ def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENC
     finite = np.isfinite(low) & np.isfinite(high)
     spread = finite & (low != high)
     alpha = (1.0 - confidence) / 2.0
-    bounds = _linear_quantiles_rows(reps[spread], (alpha, 1.0 - alpha)) if spread.any() else None
+    rows = reps if spread.all() else reps[spread]  # usually all: no copy
+    bounds = iter(zip(*(q.tolist() for q in _linear_quantiles_rows(rows, (alpha, 1.0 - alpha))))) \
+        if rows.shape[0] else iter(())
     out: list[CI] = []
-    k = 0
-    for i in range(e):
-        if spread[i]:
-            out.append(CI(float(bounds[0][k]), float(bounds[1][k])))
-            k += 1
-        elif not finite[i]:
+    for i, (ok, fin) in enumerate(zip(spread.tolist(), finite.tolist())):
+        if ok:
+            out.append(CI(*next(bounds)))
+        elif not fin:
             bad = int((~np.isfinite(reps[i])).sum())
             out.append(no_ci(f"statistic undefined in {bad} of {b} resamples"))
         else:

@@ -13,6 +13,7 @@ C3profError, which c3prof.cli prints as one line with exit status 2.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 
@@ -143,6 +144,20 @@ def _load(files, split_by: str | None):
         return dataset
 
 
+def _load_without_gc(files, split_by: str | None):
+    """_load with the cyclic garbage collector paused. Parsing allocates millions of small objects
+    (every sample a float in a list), and the collector's passes over them were about half the time
+    of reading a large trace; they hold no reference cycles, so it would find nothing to free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        dataset = _load(files, split_by)
+    finally:
+        if enabled:
+            gc.enable()
+    return dataset
+
+
 def _write_outputs(args, outputs: list[Output], report, dataset) -> list[str]:
     """Write every output (outer directories before what is nested in them); returns what was written."""
     written: list[str] = []
@@ -194,7 +209,7 @@ def run(args) -> int:
     settings = _settings(args)
     files = expand_paths(args.traces)
     outputs = check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
-    dataset = _load(files, args.split_by)
+    dataset = _load_without_gc(files, args.split_by)
     report = build_report(dataset, settings)
     written = _write_outputs(args, outputs, report, dataset)
     to_stdout = args.json == "-"

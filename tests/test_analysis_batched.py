@@ -1,0 +1,140 @@
+"""The report's batched statistics give the numbers of the one-series-at-a-time reference path.
+
+``c3prof report`` draws the median replicates of many series in one call (many_bootstrap_medians,
+SeriesBank.prepare) and computes many intervals at once (percentile_cis, PendingCIs). Each is
+checked here against the per-series path it replaces, for equality (not closeness): same keyed
+generators, same replicates, same intervals. The inputs are small SYNTHETIC series.
+"""
+
+import numpy as np
+import pytest
+
+from c3prof.analysis.dataset import Group, MergedRun
+from c3prof.analysis.speedup import BootstrapSettings, PendingCIs, SeriesBank, analyze_group, estimate, ratio, \
+    run_metrics
+from c3prof.analysis.stats import (CI, _median_rank_alias, _median_rank_table, bootstrap_medians,
+                                   many_bootstrap_medians, percentile_ci, percentile_cis, rng_for)
+
+
+def _alias_medians_reference(xs: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The sampler as it was written before batching (one sorted series), kept as the reference."""
+    n = xs.size
+    _, same = _median_rank_table(n)
+    keep, alias = _median_rank_alias(n)
+    scaled = rng.random(n_resamples) * n
+    cell = scaled.astype(np.intp)
+    j1 = np.where(scaled - cell < keep[cell], cell, alias[cell])
+    if same is None:
+        return xs[j1]
+    u = rng.random((2, n_resamples))
+    jj = j1 + 1
+    step = np.ceil((n - jj) * -np.expm1(np.log(u[1]) / (n - n // 2))).astype(np.int64)
+    j2 = np.where(u[0] < same[j1], j1, np.clip(j1 + np.maximum(step, 1), 0, n - 1))
+    return 0.5 * (xs[j1] + xs[j2])
+
+
+@pytest.mark.parametrize("n", [2, 3, 9, 10, 25, 30])
+def test_many_bootstrap_medians_equals_one_series_at_a_time(n):
+    data = np.random.default_rng(n).lognormal(0, 0.1, (7, n))
+    xs = np.sort(data, axis=1)
+    keys = [("g", f"run{i}", "serial", "total_ms") for i in range(len(xs))]
+    batched = many_bootstrap_medians(xs, [rng_for(5, *k) for k in keys], 300)
+    for row, x, k in zip(batched, data, keys):
+        assert np.array_equal(row, bootstrap_medians(x, 300, rng_for(5, *k)))
+        assert np.array_equal(row, _alias_medians_reference(np.sort(x), 300, rng_for(5, *k)))
+
+
+def test_many_bootstrap_medians_outside_the_table_uses_the_per_series_sampler():
+    xs = np.sort(np.random.default_rng(0).random((2, 2049)), axis=1)  # above _TABLE_MAX_N: Beta draws
+    batched = many_bootstrap_medians(xs, [rng_for(1, i) for i in range(2)], 50)
+    assert all(np.array_equal(b, bootstrap_medians(x, 50, rng_for(1, i), presorted=True))
+               for i, (b, x) in enumerate(zip(batched, xs)))
+
+
+def test_rng_for_stream_is_that_of_the_seed_list():
+    # rng_for passes its entropy as a uint32 array; the stream must be np.random.default_rng([seed, crc]).
+    import zlib
+    for seed, key in [(0, ("a",)), (2412_14335, ("H200", "s/base/default", "gemm", "total_ms")), (7, ())]:
+        digest = zlib.crc32("\x1f".join(str(k) for k in key).encode("utf-8"))
+        ref = np.random.default_rng([seed & 0xFFFFFFFF, digest]).random(20)
+        assert np.array_equal(rng_for(seed, *key).random(20), ref)
+
+
+def test_percentile_cis_equals_percentile_ci_row_by_row():
+    rng = np.random.default_rng(3)
+    rows = [rng.lognormal(0, 0.2, 400) for _ in range(5)]
+    rows.append(np.full(400, 1.5))                     # no spread
+    nan_row = rng.random(400)
+    nan_row[[3, 70]] = np.nan                          # undefined in 2 resamples
+    inf_row = rng.random(400)
+    inf_row[9] = np.inf
+    rows += [nan_row, inf_row, np.round(rng.random(400), 1)]  # ties
+    block = np.stack(rows)
+    for conf in (0.95, 0.5, 0.999):
+        assert percentile_cis(block, conf) == [percentile_ci(r, conf) for r in rows]
+    for b in (2, 3, 5):                                 # short rows: the general partition path
+        assert percentile_cis(block[:, :b], 0.9) == [percentile_ci(r[:b], 0.9) for r in rows]
+    assert percentile_cis(np.empty((2, 0))) == [percentile_ci(np.empty(0))] * 2
+
+
+def test_pending_cis_set_the_interval_estimate_computes_now():
+    rng = np.random.default_rng(4)
+    run = _run("s", "base", "v", rng)
+    bank = SeriesBank(BootstrapSettings(n_resamples=400))
+    a, b = bank.get(run, "concurrent", "gemm_ms"), bank.get(run, "gemm", "total_ms")
+    now = estimate(ratio, [a, b], ["a", "b"], 0.95)
+    later = PendingCIs(0.95)
+    deferred = estimate(ratio, [a, b], ["a", "b"], 0.95, later=later)
+    vetoed = estimate(ratio, [a, b], ["a", "b"], 0.95, later=later, veto=lambda: "refused")
+    assert len(later) == 2 and not deferred.ci.ok
+    later.flush()
+    assert deferred.ci == now.ci and now.ci.ok
+    assert vetoed.ci == CI(None, None, "refused")
+
+
+def _run(name, strategy, variant, rng, n=9, rounds=None):
+    def s(scale):
+        return scale * rng.lognormal(0, 0.05, n)
+    g, c = s(1.0), s(0.7)
+    conc = {"total_ms": s(1.2), "gemm_ms": g * 1.1, "comm_ms": c * 1.2, "gemm_start_ms": np.zeros(n),
+            "comm_start_ms": s(0.01)}
+    run = MergedRun(id=f"{name}/{strategy}/{variant}", group="g", scenario={"name": name}, strategy=strategy,
+                    variant=variant, params={}, phases={"gemm": {"total_ms": g}, "comm": {"total_ms": c},
+                                                        "serial": {"total_ms": s(1.75)}, "concurrent": conc})
+    if rounds is not None:
+        run.rounds = {p: np.asarray(rounds) for p in run.phases}
+    return run
+
+
+def _metrics_json(m):
+    """Every estimate of a RunMetrics as plain values (value, CI) for comparison."""
+    names = ("ideal", "realized", "fraction", "own_ideal", "own_realized", "own_fraction", "gemm_slowdown",
+             "comm_slowdown", "overlap", "gemm_drift")
+    return {k: (getattr(m, k).value, getattr(m, k).ci) for k in names} | {"medians": m.medians, "paired": m.paired}
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_analyze_group_batched_equals_run_by_run(paired):
+    """analyze_group (series drawn per scenario in one batch, intervals deferred and computed in
+    blocks) against run_metrics called run by run with a fresh bank (every series drawn and every
+    interval computed on its own)."""
+    rng = np.random.default_rng(11)
+    runs = []
+    for s in range(3):
+        for strategy, variant, n in (("base", "default", 9), ("sp", "a", 9), ("dma", "ce", 10)):
+            runs.append(_run(f"s{s}", strategy, variant, rng, n=n,
+                             rounds=(np.arange(n) % 3 + 3 * s) if paired else None))
+    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
+              variant_order={"base": ["default"], "sp": ["a"], "dma": ["ce"]})
+    settings = BootstrapSettings(n_resamples=500)
+    batched = analyze_group(g, SeriesBank(settings))
+    bases = {r.name: r for r in runs if r.strategy == "base"}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m in batched:
+            bank = SeriesBank(settings)
+            scenario_runs = [r for r in runs if r.name == m.run.name]
+            bank.begin_scenario("g", m.run.name, scenario_runs, g.round_sweep)
+            one = run_metrics(m.run, bases[m.run.name], bank)
+            assert _metrics_json(m) == _metrics_json(one)
+            assert m.paired == paired or m.run.strategy == "base"
+            assert np.array_equal(m.fraction.replicates, one.fraction.replicates)

@@ -212,6 +212,10 @@ def text_problem(text: str, *, is_name: bool = False) -> str | None:
     limit = MAX_NAME if is_name else MAX_TEXT
     if len(text) > limit:
         return f"is longer than {limit} characters"
+    if text.isascii() and text.isprintable():
+        # The common case at C speed: printable ASCII holds no hidden character, and its one space
+        # character is ' ' (a trace of 10^4 runs checks 3 * 10^4 names).
+        return "must not contain '/' or spaces" if is_name and ("/" in text or " " in text) else None
     for c in text:
         if c in "\n\t" and not is_name:
             continue  # free text may span lines

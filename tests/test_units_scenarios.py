@@ -109,3 +109,25 @@ def test_error_names_file_and_scenario(tmp_path):
 def test_missing_file():
     with pytest.raises(ScenarioError, match="cannot read scenario file"):
         load_scenario_file("/nonexistent/s.toml")
+
+
+def _text_problem_by_character(text: str, is_name: bool) -> str | None:
+    """text_problem's rule applied character by character (its slow path), as the reference."""
+    import unicodedata
+    for c in text:
+        if c in "\n\t" and not is_name:
+            continue
+        category = unicodedata.category(c)
+        if category in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            return f"holds the invisible or control character U+{ord(c):04X}"
+        if is_name and (c == "/" or category.startswith("Z")):
+            return "must not contain '/' or spaces"
+    return None
+
+
+@pytest.mark.parametrize("is_name", [True, False])
+def test_text_problem_ascii_fast_path_agrees_with_the_character_rule(is_name):
+    from c3prof.scenarios import text_problem
+    for code in range(128):
+        for text in (f"a{chr(code)}b", chr(code), f"{chr(code)}x/y", "name with\u00a0nbsp"):
+            assert text_problem(text, is_name=is_name) == _text_problem_by_character(text, is_name), repr(text)

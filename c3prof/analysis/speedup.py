@@ -82,6 +82,7 @@ class SeriesBank:
     def __init__(self, settings: BootstrapSettings):
         self.settings = settings
         self._cache: dict[tuple, Series] = {}
+        self.memo: dict[tuple, "Estimate"] = {}   # estimates several runs of the scenario share
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
@@ -92,6 +93,7 @@ class SeriesBank:
 
     def clear(self) -> None:
         self._cache.clear()
+        self.memo.clear()
         self._round_pos = {}
         self._counts = None
         self.visits = 1
@@ -350,6 +352,18 @@ def _medians(bank: SeriesBank, run: MergedRun) -> dict[str, Series | None]:
     return {k: bank.get(run, phase, name) for k, (phase, name) in _METRIC_NAMES.items()}
 
 
+def _ideal_estimate(bank: SeriesBank, parts: list[Series | None], names: list[str], keep: bool) -> Estimate:
+    """The ideal speedup from T_s, T_g, T_c. Every run of a scenario compared with its base run has
+    the base's ideal: computed once per scenario (the bank's memo) and shared by their RunMetrics."""
+    conf, later = bank.settings.confidence, bank.pending
+    if any(p is None for p in parts):  # the reason names the missing series, as this run calls them
+        return estimate(ideal, parts, names, conf, later=later, keep=keep)
+    key = ("ideal", keep, *(p.label for p in parts))
+    if key not in bank.memo:
+        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep)
+    return bank.memo[key]
+
+
 def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_note: str | None = None) -> RunMetrics:
     conf = bank.settings.confidence
     later = bank.pending
@@ -362,7 +376,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     else:
         ref, note, b = "own", base_note, own
     names = ["T_s", "T_g", "T_c"]
-    own_ideal = estimate(ideal, [own[k] for k in names], names, conf, later=later, keep=b is own)
+    own_ideal = _ideal_estimate(bank, [own[k] for k in names], names, keep=b is own)
     own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
@@ -370,7 +384,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
-        p_ideal = estimate(ideal, [b[k] for k in names], [f"base {k}" for k in names], conf, later=later, keep=True)
+        p_ideal = _ideal_estimate(bank, [b[k] for k in names], [f"base {k}" for k in names], keep=True)
         p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
                                         [f"base {k}" for k in names] + ["T_cc"], conf, later=later)

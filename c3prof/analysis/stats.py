@@ -466,15 +466,18 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     interval is refused.
     """
     points = np.asarray(points, dtype=float)
-    reps = np.asarray(replicates, dtype=float)
+    reps = np.asarray(replicates)
+    if reps.dtype.kind != "f":
+        reps = reps.astype(float)
     s, b = reps.shape
     mean = float(points.mean())
     units = rng.integers(0, s, size=(b, s))
     draws = rng.integers(0, b, size=(b, s))
     # Gather by flat index: the same values as reps[units, draws], at about half the cost (S x B
-    # elements per call, in the millions for a large suite).
+    # elements per call, in the millions for a large suite). Gathered in the stored precision (the
+    # strategy summary keeps float32: half the memory traffic), then widened: the same float64 values.
     flat = units * b + draws
-    drawn = reps.take(flat)
+    drawn = reps.take(flat).astype(float, copy=False)
     keep = np.ones(drawn.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool).take(flat)
     outer, empty = _included_means(drawn, keep, axis=1)
     if empty > 0.5 * b:

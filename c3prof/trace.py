@@ -154,17 +154,21 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 # What in a record's JSON text could make _check_values fail: a \u escape (the only way a NUL or a
 # lone surrogate gets past the UTF-8 decoder and the JSON parser), or a number that may overflow to
 # inf (a three-digit exponent or a 300-digit mantissa). Matching is conservative: a match only means
-# the full walk runs.
-# (Two patterns and a substring test: one alternation of all three scans several times slower.)
-_BIG_EXPONENT = re.compile(rb"[eE][+-]?\d{3}")
-_LONG_NUMBER = re.compile(rb"\d{300}")
+# the full walk runs. The number patterns are searched as substrings of the text with every digit
+# made '0' (bytes.translate): the same matches as the regular expressions [eE][+-]?\d{3} and \d{300},
+# at a fraction of their cost (a regex tries a match at every digit of every sample).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_BIG_EXPONENTS = tuple(e + sign + b"000" for e in (b"e", b"E") for sign in (b"", b"+", b"-"))
+_LONG_NUMBER = b"0" * 300
 
 
 def _is_plain_json(raw: bytes) -> bool:
     """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
     and fewer brackets than the nesting limit (so no value can be nested deeper than it)."""
-    return (raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH and b"\\u" not in raw
-            and _BIG_EXPONENT.search(raw) is None and _LONG_NUMBER.search(raw) is None)
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH or b"\\u" in raw:
+        return False
+    digits = raw.translate(_DIGITS_AS_ZERO)
+    return _LONG_NUMBER not in digits and not any(e in digits for e in _BIG_EXPONENTS)
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:

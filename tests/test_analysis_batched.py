@@ -138,3 +138,23 @@ def test_analyze_group_batched_equals_run_by_run(paired):
             assert _metrics_json(m) == _metrics_json(one)
             assert m.paired == paired or m.run.strategy == "base"
             assert np.array_equal(m.fraction.replicates, one.fraction.replicates)
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_analyze_group_in_several_processes_gives_the_same_metrics(jobs):
+    from c3prof.analysis import forked
+    if not forked.can_fork():
+        pytest.skip("needs the fork start method")
+    rng = np.random.default_rng(12)
+    runs = [_run(f"s{s}", strategy, variant, rng)
+            for s in range(5) for strategy, variant in (("base", "default"), ("sp", "a"))]
+    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
+              variant_order={"base": ["default"], "sp": ["a"]})
+    settings = BootstrapSettings(n_resamples=300)
+    serial = analyze_group(g, SeriesBank(settings), jobs=1)
+    split = analyze_group(g, SeriesBank(settings), jobs=jobs)
+    assert all(m.run is r for m, r in zip(split, runs)) and len(split) == len(runs)
+    assert all(m.base is (r if r.strategy == "base" else g.runs[f"{r.name}/base/default"])
+               for m, r in zip(split, runs))
+    assert [_metrics_json(m) for m in split] == [_metrics_json(m) for m in serial]
+    assert all(np.array_equal(a.fraction.replicates, b.fraction.replicates) for a, b in zip(split, serial))

@@ -164,3 +164,21 @@ def test_plain_json_text_is_recognized_conservatively(text, plain):
     # (the malformed lines above among them) goes through the full check.
     from c3prof.trace import _is_plain_json
     assert _is_plain_json(text) is plain
+
+
+def test_plain_json_number_checks_match_the_regular_expressions():
+    # _is_plain_json searches digit-normalized text for substrings; it must flag exactly the texts
+    # the regular expressions [eE][+-]?\d{3} and \d{300} match (random texts over a small alphabet).
+    import random
+    import re
+
+    from c3prof.trace import _is_plain_json
+    rng = random.Random(0)
+    pieces = [b"1", b"9", b"0", b"e", b"E", b"+", b"-", b".", b",", b'"x"', b"12", b"345"]
+    for _ in range(3000):
+        body = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        if rng.random() < 0.05:
+            body += b"7" * rng.choice([299, 300, 301])
+        raw = b'{"record":"end","t":"' + body + b'"}'
+        by_regex = re.search(rb"[eE][+-]?\d{3}", raw) is None and re.search(rb"\d{300}", raw) is None
+        assert _is_plain_json(raw) is by_regex, raw

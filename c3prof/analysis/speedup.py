@@ -36,11 +36,12 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
+from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_round_counts, many_bootstrap_medians,
@@ -453,19 +454,46 @@ def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
 CI_BATCH = 2048
 
 
-def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
-    """Metrics of every complete run of a group, scenario by scenario (first-appearance order)."""
-    bases = base_runs(group)
+# Groups of at least this many complete runs are analysed in several processes (forked.py) unless
+# told otherwise: below it, starting a child costs more than it saves.
+PARALLEL_MIN_RUNS = 2000
+
+
+def default_jobs() -> int:
+    """Processes for a large group's bootstrap: 2 when two CPUs are usable and fork is available."""
+    return 2 if forked.usable_cpus() >= 2 and forked.can_fork() else 1
+
+
+def analyze_group(group: Group, bank: SeriesBank, jobs: int | None = None) -> list[RunMetrics]:
+    """Metrics of every complete run of a group, scenario by scenario (first-appearance order).
+
+    ``jobs``: processes sharing the scenarios (the same numbers; see forked.py). None: default_jobs()
+    for groups of PARALLEL_MIN_RUNS complete runs or more, else 1."""
     by_scenario: dict[str, list[MergedRun]] = {}
     for run in group.runs.values():
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
+    names = list(by_scenario)
+    if jobs is None:
+        jobs = default_jobs() if sum(map(len, by_scenario.values())) >= PARALLEL_MIN_RUNS else 1
+    if jobs < 2 or len(names) < 2:
+        return _analyze_scenarios(group, bank, by_scenario, names)
+    if not forked.can_fork():
+        raise ValueError("analysing in several processes needs the fork start method (not available here)")
+    return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
+                               _pack_metrics, lambda packed: _unpack_metrics(group, packed))
+
+
+def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, list[MergedRun]],
+                       names: list[str]) -> list[RunMetrics]:
+    bases = base_runs(group)
     out = []
     bank.defer_cis = True
     # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            for name, runs in by_scenario.items():
+            for name in names:
+                runs = by_scenario[name]
                 default = (None, f"no base run for scenario {name!r} in this group")
                 bank.begin_scenario(group.key, name, runs, group.round_sweep)
                 bank.prepare(runs)
@@ -483,3 +511,14 @@ def analyze_group(group: Group, bank: SeriesBank) -> list[RunMetrics]:
     finally:
         bank.defer_cis = False
     return out
+
+
+def _pack_metrics(metrics: list[RunMetrics]) -> list[tuple[str, str | None, RunMetrics]]:
+    """RunMetrics without their runs (ids instead), to send from the child: the parent has the runs."""
+    return [(m.run.id, m.base.id if m.base is not None else None, replace(m, run=None, base=None))
+            for m in metrics]
+
+
+def _unpack_metrics(group: Group, packed: list[tuple[str, str | None, RunMetrics]]) -> list[RunMetrics]:
+    return [replace(m, run=group.runs[rid], base=group.runs[bid] if bid is not None else None)
+            for rid, bid, m in packed]

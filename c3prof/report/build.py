@@ -29,6 +29,9 @@ class ReportSettings:
     falsification: fals.FalsificationSettings = field(default_factory=fals.FalsificationSettings)
     # Strategy means leave out scenarios whose base ideal speedup is below this (see strategies.py).
     min_ideal: float = DEFAULT_MIN_IDEAL
+    # Processes for the bootstrap (speedup.analyze_group; None: its default). Not in to_json: the
+    # numbers do not depend on it.
+    jobs: int | None = None
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction, "min_ideal": self.min_ideal,
@@ -186,7 +189,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
     }
     for group in dataset.groups:
         report["machine"].append(_machine(group))
-        metrics = analyze_group(group, bank)
+        metrics = analyze_group(group, bank, settings.jobs)
         by_id = {m.run.id: m for m in metrics}
         sweeps = tax.comm_sweeps(group, settings.plateau_fraction)
         report["comm_sweeps"].extend(dict(s.to_json(), platform=group.key) for s in sweeps.values())

@@ -19,6 +19,7 @@ import sys
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
+from c3prof.analysis.forked import can_fork
 from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
@@ -38,6 +39,7 @@ EXAMPLES = """examples:
 MAX_RESAMPLES = 100_000
 MAX_PERFETTO_REPS = 100_000
 MAX_THRESHOLD = 1000.0
+MAX_JOBS = 64
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ana.add_argument("--split-by", choices=SPLIT_MODES, default=None,
                      help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
+    ana.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                     help="processes sharing the bootstrap; the numbers do not depend on it (default: 2 for a "
+                          "group of 2000 runs or more when two CPUs are usable, else 1)")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
                      help="run id (scenario/strategy/variant) for the timeline figure (default: first DMA run)")
@@ -98,6 +103,9 @@ def _settings(args):
         (0 <= args.min_gain <= 100, f"--min-gain must be in [0, 100], got {args.min_gain}"),
         (1 <= args.perfetto_max_reps <= MAX_PERFETTO_REPS,
          f"--perfetto-max-reps must be between 1 and {MAX_PERFETTO_REPS}, got {args.perfetto_max_reps}"),
+        (args.jobs is None or 1 <= args.jobs <= MAX_JOBS, f"--jobs must be between 1 and {MAX_JOBS}, got {args.jobs}"),
+        (args.jobs is None or args.jobs == 1 or can_fork(),
+         "--jobs above 1 needs the fork start method, which this platform lacks"),
     ]
     for ok, msg in checks:
         if not ok:  # NaN fails every comparison, so it lands here too
@@ -106,7 +114,7 @@ def _settings(args):
                           boot=BootstrapSettings(n_resamples=args.resamples, confidence=args.confidence,
                                                  seed=args.seed),
                           falsification=FalsificationSettings(tolerance=args.tolerance, min_overlap=args.min_overlap),
-                          min_ideal=1.0 + args.min_gain)
+                          min_ideal=1.0 + args.min_gain, jobs=args.jobs)
 
 
 def _outputs(args) -> list[Output]:

@@ -1,0 +1,62 @@
+"""Split a list of independent work items over processes: all but the first share in forked children.
+
+The report's bootstrap is numpy work driven by a Python loop over scenarios, so one process keeps
+one core busy. Every scenario's numbers come from generators keyed by its names (stats.rng_for), so
+computing some of them in other processes gives the same numbers, in the same order, in less wall
+time when the machine has idle cores.
+
+The child is forked (it inherits the parent's data, nothing is pickled on the way in); what it
+computed comes back pickled, through ``pack`` (child side) and ``unpack`` (parent side), which turn
+the results into something that does not drag the parent's objects along (ids instead of runs).
+Where fork is not available (macOS and Windows default to spawn) or only one CPU is usable, the
+caller runs everything here (``can_fork``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Sequence
+
+# The children's job, set just before they are forked: (work, pack, shares of the items).
+_JOB: tuple[Callable, Callable, list[Sequence]] | None = None
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def in_processes(items: Sequence, jobs: int, work: Callable[[Sequence], list], pack: Callable[[list], Any],
+                 unpack: Callable[[Any], list]) -> list:
+    """``work(items)`` in ``jobs`` processes: the first share computed here while forked children
+    compute the others (``unpack(pack(work(share)))``); the results in the order of ``items``. A
+    child's error is raised here."""
+    global _JOB
+    size = -(-len(items) // jobs)  # ceil: every share but the last has this many items
+    shares = [items[i:i + size] for i in range(0, len(items), size)]
+    if len(shares) < 2:
+        return work(items)
+    _JOB = (work, pack, shares)
+    try:
+        with ProcessPoolExecutor(max_workers=len(shares) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            children = [pool.submit(_run_share, i) for i in range(1, len(shares))]  # forks: children see _JOB
+            out = work(shares[0])
+            for child in children:
+                out += unpack(child.result())
+    finally:
+        _JOB = None
+    return out
+
+
+def _run_share(index: int) -> Any:
+    assert _JOB is not None  # set by in_processes before the fork
+    work, pack, shares = _JOB
+    return pack(work(shares[index]))

@@ -345,13 +345,14 @@ def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENC
     finite = np.isfinite(low) & np.isfinite(high)
     spread = finite & (low != high)
     alpha = (1.0 - confidence) / 2.0
-    rows = reps if spread.all() else reps[spread]  # usually all: no copy
-    bounds = iter(zip(*(q.tolist() for q in _linear_quantiles_rows(rows, (alpha, 1.0 - alpha))))) \
-        if rows.shape[0] else iter(())
+    # Every row's quantiles, those without an interval included (a few; their NaN or constant values
+    # partition like any others): cheaper than copying out the rows that have one.
+    with np.errstate(invalid="ignore"):  # inf - inf in a row without an interval: its NaN is not used
+        lows, highs = (q.tolist() for q in _linear_quantiles_rows(reps, (alpha, 1.0 - alpha)))
     out: list[CI] = []
     for i, (ok, fin) in enumerate(zip(spread.tolist(), finite.tolist())):
         if ok:
-            out.append(CI(*next(bounds)))
+            out.append(CI(lows[i], highs[i]))
         elif not fin:
             bad = int((~np.isfinite(reps[i])).sum())
             out.append(no_ci(f"statistic undefined in {bad} of {b} resamples"))

@@ -158,3 +158,20 @@ def test_analyze_group_in_several_processes_gives_the_same_metrics(jobs):
                for m, r in zip(split, runs))
     assert [_metrics_json(m) for m in split] == [_metrics_json(m) for m in serial]
     assert all(np.array_equal(a.fraction.replicates, b.fraction.replicates) for a, b in zip(split, serial))
+
+
+def test_report_with_jobs_is_the_report_without():
+    """build_report with the bootstrap shared by two processes, on a capture measured in rounds and
+    visits (tests/data/h200_default_visits.jsonl: the paired, two-stage path), is the same report."""
+    from c3prof.analysis import forked
+    if not forked.can_fork():
+        pytest.skip("needs the fork start method")
+    from pathlib import Path
+
+    from c3prof.analysis.dataset import load
+    from c3prof.report.build import ReportSettings, build_report
+    trace = Path(__file__).parent / "data" / "h200_default_visits.jsonl"
+    one = build_report(load([str(trace)]), ReportSettings(boot=BootstrapSettings(n_resamples=300)))
+    two = build_report(load([str(trace)]), ReportSettings(boot=BootstrapSettings(n_resamples=300), jobs=2))
+    assert one["results"] and any(r["paired"] and r["visits"] > 1 for r in one["results"])
+    assert two == one

@@ -82,6 +82,7 @@ def test_one_bad_file_among_good_ones(tmp_path):
 def test_bad_options(tmp_path):
     assert_one_line_error(run_cli(str(SYNTHETIC), "--confidence", "1.5"), "--confidence")
     assert_one_line_error(run_cli(str(SYNTHETIC), "--threshold", "0.9"), "--threshold")
+    assert_one_line_error(run_cli(str(SYNTHETIC), "--jobs", "0"), "--jobs")
     assert_one_line_error(run_cli(str(SYNTHETIC), "--figures", str(tmp_path / "f"), "--timeline-run", "no/such/run"),
                           "--timeline-run")
     empty = tmp_path / "emptydir"

@@ -8,26 +8,18 @@ time when the machine has idle cores.
 The child is forked (it inherits the parent's data, nothing is pickled on the way in); what it
 computed comes back pickled, through ``pack`` (child side) and ``unpack`` (parent side), which turn
 the results into something that does not drag the parent's objects along (ids instead of runs).
-Where fork is not available (macOS and Windows default to spawn) or only one CPU is usable, the
-caller runs everything here (``can_fork``).
+Where fork is not available (Windows; macOS discourages it), the caller runs everything in one
+process (``can_fork``).
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence
 
 # The children's job, set just before they are forked: (work, pack, shares of the items).
 _JOB: tuple[Callable, Callable, list[Sequence]] | None = None
-
-
-def usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def can_fork() -> bool:

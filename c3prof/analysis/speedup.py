@@ -454,28 +454,16 @@ def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
 CI_BATCH = 2048
 
 
-# Groups of at least this many complete runs are analysed in several processes (forked.py) unless
-# told otherwise: below it, starting a child costs more than it saves.
-PARALLEL_MIN_RUNS = 2000
-
-
-def default_jobs() -> int:
-    """Processes for a large group's bootstrap: 2 when two CPUs are usable and fork is available."""
-    return 2 if forked.usable_cpus() >= 2 and forked.can_fork() else 1
-
-
-def analyze_group(group: Group, bank: SeriesBank, jobs: int | None = None) -> list[RunMetrics]:
+def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetrics]:
     """Metrics of every complete run of a group, scenario by scenario (first-appearance order).
 
-    ``jobs``: processes sharing the scenarios (the same numbers; see forked.py). None: default_jobs()
-    for groups of PARALLEL_MIN_RUNS complete runs or more, else 1."""
+    ``jobs``: processes sharing the scenarios (forked.py): the same numbers, in less wall time when
+    the machine has idle cores (on a busy one, only more CPU time)."""
     by_scenario: dict[str, list[MergedRun]] = {}
     for run in group.runs.values():
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
     names = list(by_scenario)
-    if jobs is None:
-        jobs = default_jobs() if sum(map(len, by_scenario.values())) >= PARALLEL_MIN_RUNS else 1
     if jobs < 2 or len(names) < 2:
         return _analyze_scenarios(group, bank, by_scenario, names)
     if not forked.can_fork():

@@ -29,9 +29,9 @@ class ReportSettings:
     falsification: fals.FalsificationSettings = field(default_factory=fals.FalsificationSettings)
     # Strategy means leave out scenarios whose base ideal speedup is below this (see strategies.py).
     min_ideal: float = DEFAULT_MIN_IDEAL
-    # Processes for the bootstrap (speedup.analyze_group; None: its default). Not in to_json: the
-    # numbers do not depend on it.
-    jobs: int | None = None
+    # Processes sharing the bootstrap (speedup.analyze_group). Not in to_json: the numbers do not
+    # depend on it.
+    jobs: int = 1
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction, "min_ideal": self.min_ideal,

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from c3prof.backends.base import release_torch_caches
 from c3prof.backends.cuda import device as dev
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.ceilings import measure_ceilings
@@ -251,9 +252,9 @@ class CudaBench:
         rt.device_synchronize()
 
     def release_memory(self) -> None:
-        """Hand cached device memory back (before another process, e.g. the ncu worker, needs it)."""
+        """Hand cached device and pinned host memory back (Bench.release_memory)."""
         self.torch.cuda.synchronize()
-        self.torch.cuda.empty_cache()
+        release_torch_caches(self.torch)
 
     def recoverable(self, exc: BaseException) -> bool:
         """Failures that lose one run, not the capture: out of memory, a bad partition request."""

@@ -11,6 +11,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from c3prof.backends.base import release_torch_caches
 from c3prof.backends.hip import device as dev
 from c3prof.backends.hip.partition import CuMaskPartition
 from c3prof.backends.hip.streams import DeviceEventPool, Gate, make_stream
@@ -178,7 +179,7 @@ class HipBench:
 
     def release_memory(self) -> None:
         self.rt.device_synchronize()
-        self.torch.cuda.empty_cache()
+        release_torch_caches(self.torch)
 
     def recoverable(self, exc: BaseException) -> bool:
         """Out of memory and a partition the device refuses lose one run, not the capture."""

@@ -47,7 +47,7 @@ class VariantSetup:
 
 
 def _torch_gemm(torch, spec, l2_bytes: int, seed: int):
-    from c3prof.backends.cuda.gemm import TorchGemm, input_sets   # torch only, nothing CUDA-specific
+    from c3prof.backends.torch_gemm import TorchGemm, input_sets   # torch only, nothing CUDA-specific
 
     return TorchGemm(torch, spec, input_sets(spec, l2_bytes), seed=seed)
 
@@ -99,8 +99,8 @@ class HipBench:
         return rec
 
     def check_fits(self, scenario: Scenario, transports=()) -> None:
-        from c3prof.backends.cuda.device import check_fits
-        from c3prof.backends.cuda.gemm import input_sets, set_bytes
+        from c3prof.backends.capacity import check_fits
+        from c3prof.backends.torch_gemm import input_sets, set_bytes
 
         unsupported = _not_on_hip(scenario)
         if unsupported:

@@ -1,6 +1,6 @@
-"""The CU copy kernel on ROCm: the CUDA backend's triton kernel (c3prof/backends/cuda/copy_kernel.py,
-torch and triton only, nothing CUDA-specific) launched on raw device pointers of the HIP runtime's
-buffers. Runs only on an AMD GPU with torch and triton for ROCm."""
+"""The CU copy kernel on ROCm: the triton kernel both backends share (c3prof/backends/triton_copy.py)
+launched on raw device pointers of the HIP runtime's buffers. Runs only on an AMD GPU with torch and
+triton for ROCm."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ def main():
     import triton.testing
 
     from c3prof.backends.cuda import runtime as rt
-    from c3prof.backends.cuda.gemm import TorchGemm, input_sets
+    from c3prof.backends.torch_gemm import TorchGemm, input_sets
     from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
     from c3prof.capture.phases import PhaseTimer
     from c3prof.capture.stopping import StoppingRule

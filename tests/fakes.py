@@ -98,6 +98,7 @@ class FakeBench:
     runs_started: int = 0
     phases_measured: list = field(default_factory=list)
     opened: list = field(default_factory=list)
+    released_after: list = field(default_factory=list)   # len(opened) at each release_memory call
 
     def machine_record(self):
         return {"record": "machine", "gpu": {"name": "FakeGPU (synthetic)"}, "versions": {}, "clocks_start": {}}
@@ -111,6 +112,9 @@ class FakeBench:
 
     def engine_evidence_record(self, transport):
         return {"record": "engine_evidence", "transport": transport, "carrier": self.evidence_carrier, "method": "fake"}
+
+    def release_memory(self):
+        self.released_after.append(len(self.opened))
 
     def open_scenario(self, scenario):
         bench = self

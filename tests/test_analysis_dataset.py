@@ -48,6 +48,21 @@ def test_different_gpus_are_different_groups(tmp_path):
     assert [g.key for g in ds.groups] == ["TEST GPU (synthetic)", "OTHER GPU"]
 
 
+def _capture_on(path, uuid):
+    machine = {"record": "machine", "gpu": {"name": "TEST GPU (synthetic)", "uuid": uuid}, "versions": {},
+               "clocks_start": {}}
+    return str(write_trace(path, full_run(scenario("s"), "base", "default", [1.0] * 3, [0.5] * 3, [1.6] * 3,
+                                          [1.3] * 3), machine=machine))
+
+
+def test_captures_pooled_from_different_gpus_are_noted(tmp_path):
+    """Two H200s differ (device sessions are lent a GPU afresh): a pool of their captures says so."""
+    a, b = _capture_on(tmp_path / "a.jsonl", "GPU-1"), _capture_on(tmp_path / "b.jsonl", "GPU-1")
+    assert not [n for n in load([a, b]).notes if "different GPUs" in n]
+    two = load([a, _capture_on(tmp_path / "c.jsonl", "GPU-2")])
+    assert [n for n in two.notes if "pools captures from 2 different GPUs" in n]
+
+
 def test_same_trace_twice_is_read_once():
     ds = load([str(SYNTHETIC), str(SYNTHETIC)])
     assert ds.inputs[1].skipped and "same trace_id" in ds.inputs[1].skipped

@@ -97,3 +97,23 @@ def test_runtime_stubs_match_the_compiled_modules():
         exported |= stubbed
     assert exported == set(runtime.__all__)
     assert sorted(p.stem for p in folder.glob("*.pyx")) == sorted(p.stem for p in folder.glob("*.pyi"))
+
+
+def test_vendor_backends_do_not_import_each_other():
+    """Backends are siblings (Triton proton's layout): what two share lives in c3prof/backends/ itself
+    (torch_gemm, triton_copy, capacity, timing, base), so neither vendor's code imports the other's."""
+    import ast
+    from pathlib import Path
+
+    root = Path(backends.__file__).parent
+    vendors = sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert {"cuda", "hip"} <= set(vendors)
+    crossings = []
+    for vendor in vendors:
+        for path in (root / vendor).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                crossings += [f"{path.relative_to(root)} imports {n}" for n in names for other in vendors
+                              if other != vendor and n.startswith(f"c3prof.backends.{other}")]
+    assert not crossings, crossings

@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from c3prof.analysis.dataset import load
-from c3prof.analysis.stats import draw_round_counts, draw_visit_round_counts, round_resampled_medians
+from c3prof.analysis.speedup import BootstrapSettings, SeriesBank
+from c3prof.analysis.stats import draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 from c3prof.trace import PHASES, phase_key, read_trace, split_phase_key
@@ -52,6 +53,27 @@ def test_drift_between_visits_widens_the_interval():
     assert spread["visits"] > 1.5 * spread["rounds"]
 
 
+def test_scenarios_of_a_group_share_the_visit_draw():
+    """Visit v is one pass over the whole suite: every scenario of a group draws the same visits in
+    replicate b (rounds within them stay the scenario's own), so a shift of the GPU between passes
+    moves a suite mean together instead of averaging away over independently drawn scenarios."""
+    picks = draw_visit_picks(2, 500, np.random.default_rng(5))
+    a = draw_visit_round_counts(np.array([0, 0, 1, 1]), 500, np.random.default_rng(1), picks)
+    b = draw_visit_round_counts(np.array([0, 0, 0, 1, 1, 1]), 500, np.random.default_rng(2), picks)
+    assert np.array_equal(a[:, :2].sum(axis=1) // 2, b[:, :3].sum(axis=1) // 3)   # visit 0 drawn alike
+    assert not np.array_equal(a[:, 0], a[:, 1])                                    # rounds drawn apart
+    bank = SeriesBank(BootstrapSettings(n_resamples=500))
+    assert bank._shared_visit_picks("g") is bank._shared_visit_picks("g")
+    bank.clear()                                                  # per scenario; the visit draw stays
+    assert ("g", 1) in bank._visit_picks
+    try:
+        draw_visit_round_counts(np.array([0, 1]), 500, np.random.default_rng(1), picks[:10])
+    except ValueError as e:
+        assert "visit_picks has shape" in str(e)
+    else:
+        raise AssertionError("a visit draw of the wrong shape was accepted")
+
+
 STRATEGIES = ("base", "dma")
 
 
@@ -63,8 +85,12 @@ def _capture(path, visits, **bench):
 
 def test_a_two_visit_capture_measures_every_phase_twice_and_the_report_resamples_visits(tmp_path):
     path = tmp_path / "t.jsonl"
-    summary, plans = _capture(path, visits=2)
+    bench = FakeBench()
+    summary, _ = capture(path, bench, STRATEGIES, visits=2)
+    plans = plan_runs(load_suite("smoke"), STRATEGIES, PLAN)
     assert summary.phases_measured == 2 * len(plans) * len(PHASES)
+    # caches emptied once, between the visits (after visit 1's scenarios, before visit 2's)
+    assert bench.released_after == [len(bench.opened) // 2]
     trace = read_trace(path)
     for run in trace.runs.values():
         assert set(run.phases) == set(PHASES) | {phase_key(p, 2) for p in PHASES}

@@ -28,7 +28,9 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
 - A scenario measured in several complete visits (``capture --visits N``, or several captures of
   the same runs pooled) is resampled in two stages: visits with replacement, then rounds within
   each drawn visit (stats.draw_visit_round_counts). Drift between visits, minutes apart, then
-  widens the intervals as it would move a new capture's numbers.
+  widens the intervals as it would move a new capture's numbers. The visit draw is shared by all
+  scenarios of a group (visit v is one pass over the whole suite), so a suite mean's interval
+  carries a shift of the whole GPU between passes instead of averaging it away.
 - Older captures (no rounds) resample each series independently, from the exact bootstrap
   distribution of its median (stats.bootstrap_medians): their against-base intervals do not
   include drift between runs, and the report says so (``paired`` is false).
@@ -44,9 +46,9 @@ import numpy as np
 from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, draw_round_counts, draw_visit_round_counts, many_bootstrap_medians,
-                                   no_ci, percentile_ci, percentile_cis, round_resampled_medians, rng_for,
-                                   sorted_median)
+                                   bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
+                                   many_bootstrap_medians, no_ci, percentile_ci, percentile_cis,
+                                   round_resampled_medians, rng_for, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ class SeriesBank:
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
+        # The first (visit) stage, drawn once per group and number of visits and shared by every
+        # scenario of the group (stats.draw_visit_round_counts says why); kept across clear().
+        self._visit_picks: dict[tuple[str, int], np.ndarray] = {}
         # run_metrics' intervals: computed at the end of each run_metrics unless defer_cis (then
         # by whoever set it, many runs at once: analyze_group).
         self.pending = PendingCIs(settings.confidence)
@@ -112,9 +117,17 @@ class SeriesBank:
             self._round_pos = {r: i for i, r in enumerate(ids)}
             rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
             visits = _complete_visits(runs, ids, sweep_of or {})
-            self._counts = (draw_round_counts(len(ids), self.settings.n_resamples, rng) if visits is None
-                            else draw_visit_round_counts(visits, self.settings.n_resamples, rng))
+            n = self.settings.n_resamples
             self.visits = 1 if visits is None else len(set(visits.tolist()))
+            self._counts = (draw_round_counts(len(ids), n, rng) if visits is None
+                            else draw_visit_round_counts(visits, n, rng, self._shared_visit_picks(group_key)))
+
+    def _shared_visit_picks(self, group_key: str) -> np.ndarray:
+        key = (group_key, self.visits)
+        if key not in self._visit_picks:
+            rng = rng_for(self.settings.seed, group_key, "visits", self.visits)
+            self._visit_picks[key] = draw_visit_picks(self.visits, self.settings.n_resamples, rng)
+        return self._visit_picks[key]
 
     def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         srt = np.sort(values)

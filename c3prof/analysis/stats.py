@@ -273,7 +273,13 @@ def draw_round_counts(n_rounds: int, n_resamples: int, rng: np.random.Generator)
     return counts
 
 
-def draw_visit_round_counts(visit_of_round: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def draw_visit_picks(n_visits: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_visits) multiplicities: each replicate draws ``n_visits`` visits with replacement."""
+    return rng.multinomial(n_visits, np.full(n_visits, 1.0 / n_visits), size=n_resamples)
+
+
+def draw_visit_round_counts(visit_of_round: np.ndarray, n_resamples: int, rng: np.random.Generator,
+                            visit_picks: np.ndarray | None = None) -> np.ndarray:
     """(n_resamples, n_rounds) multiplicities of a two-stage (visit, then round) cluster bootstrap.
 
     A scenario measured in several visits (``capture --visits``, or several captures pooled) has
@@ -281,12 +287,19 @@ def draw_visit_round_counts(visit_of_round: np.ndarray, n_resamples: int, rng: n
     then, for every visit drawn, as many of its rounds as it has, with replacement. Drift between
     visits (minutes apart) then moves the replicates, as it moves a new capture's estimate; drawing
     rounds alone would average it away. With one visit this is ``draw_round_counts``.
+
+    ``visit_picks`` (n_resamples, n_visits), from ``draw_visit_picks``, lets several scenarios share
+    the first stage: visit v of every scenario is the same pass over the suite, so a shift of the
+    whole GPU between passes moves all scenarios together, and a suite mean must see it move
+    together rather than average it away over independently drawn scenarios.
     """
     visit_of_round = np.asarray(visit_of_round)
     visits = np.unique(visit_of_round)
     if visits.size < 2:
         return draw_round_counts(visit_of_round.size, n_resamples, rng)
-    picked = rng.multinomial(visits.size, np.full(visits.size, 1.0 / visits.size), size=n_resamples)   # (B, V)
+    picked = draw_visit_picks(visits.size, n_resamples, rng) if visit_picks is None else visit_picks   # (B, V)
+    if picked.shape != (n_resamples, visits.size):
+        raise ValueError(f"visit_picks has shape {picked.shape}, expected {(n_resamples, visits.size)}")
     counts = np.zeros((n_resamples, visit_of_round.size), dtype=np.int64)
     for j, v in enumerate(visits):
         cols = np.flatnonzero(visit_of_round == v)

@@ -140,7 +140,17 @@ class Bench(Protocol):
         every rank may be recoverable."""
 
     def release_memory(self) -> None:
-        """Give cached device memory back (before a counter worker process needs it)."""
+        """Give cached device and pinned host memory back: before a counter worker process needs it,
+        and between visits, so that each visit allocates its buffers afresh (see runner.run)."""
+
+
+def release_torch_caches(torch) -> None:
+    """Empty torch's device caching allocator and its pinned-host cache (``torch._C._host_emptyCache``,
+    a private call that torch builds since 2.5 have; older ones keep their pinned blocks)."""
+    torch.cuda.empty_cache()
+    host_empty = getattr(getattr(torch, "_C", None), "_host_emptyCache", None)
+    if host_empty is not None:
+        host_empty()
 
 
 class Counters(Protocol):

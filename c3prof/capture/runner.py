@@ -133,6 +133,12 @@ class Runner:
         try:
             self._preamble(plans)
             for self.visit, work in visits.items():
+                if self.visit > 1 and work:
+                    # Fresh buffers for every visit: device and pinned host memory come back from
+                    # the caches, so a visit does not reuse the previous visit's physical pages, and
+                    # whatever depends on where the buffers landed varies between visits as it
+                    # varies between captures (the visits' bootstrap then carries it).
+                    self.bench.release_memory()
                 for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                     self._scenario(list(group))
             if self.options.ncu or self.options.pm_sampling or self.options.rocprofv3:

@@ -15,11 +15,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from c3prof.backends.base import release_torch_caches
 from c3prof.backends.cuda import device as dev
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.ceilings import measure_ceilings
 from c3prof.backends.cuda.engine_evidence import probe
-from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
+from c3prof.backends.capacity import check_fits
+from c3prof.backends.torch_gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.nvml import Nvml
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
@@ -116,7 +118,7 @@ class CudaBench:
             TransferBuffers.bytes_needed(scenario.comm.link or "pcie_h2d", scenario.comm.bytes)
         device_bytes = n_sets * set_bytes(scenario.gemm) + comm_device
         free_b, _ = rt.mem_get_info()
-        dev.check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
+        check_fits(f"scenario {scenario.name!r}", device_bytes, host, free_b)
 
     # -- setups ---------------------------------------------------------------------------------
 
@@ -251,9 +253,9 @@ class CudaBench:
         rt.device_synchronize()
 
     def release_memory(self) -> None:
-        """Hand cached device memory back (before another process, e.g. the ncu worker, needs it)."""
+        """Hand cached device and pinned host memory back (Bench.release_memory)."""
         self.torch.cuda.synchronize()
-        self.torch.cuda.empty_cache()
+        release_torch_caches(self.torch)
 
     def recoverable(self, exc: BaseException) -> bool:
         """Failures that lose one run, not the capture: out of memory, a bad partition request."""

@@ -14,7 +14,7 @@ import statistics
 from c3prof.backends import timing
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.copy_kernel import launch_copy
-from c3prof.backends.cuda.gemm import TorchGemm, input_sets
+from c3prof.backends.torch_gemm import TorchGemm, input_sets
 from c3prof.scenarios import GemmSpec
 from c3prof.trace import ceilings_record
 

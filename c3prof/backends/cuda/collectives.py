@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from c3prof.backends.cuda import runtime as rt
 from c3prof.backends.cuda.bench import EVIDENCE_BYTES, CudaBench, ScenarioSetup, VariantSetup
 from c3prof.backends.cuda.engine_evidence import METHOD, METRICS, classify
-from c3prof.backends.cuda.gemm import TorchGemm, input_sets, set_bytes
+from c3prof.backends.capacity import check_fits
+from c3prof.backends.torch_gemm import TorchGemm, input_sets, set_bytes
 from c3prof.backends.cuda.partition import GreenPartition
 from c3prof.backends.cuda.streams import DeviceEventPool, Gate, make_stream
 from c3prof.errors import C3profError
@@ -127,14 +128,13 @@ class DistributedCudaBench(CudaBench):
         if scenario.comm.op == "transfer":
             return super().check_fits(scenario, transports)
         Layout(scenario.comm.op, scenario.comm.bytes, self.world, self.rank, self.inplace)  # size rules
-        from c3prof.backends.cuda import device as dev
 
         n_sets = input_sets(scenario.gemm, self.props["l2_bytes"])
         # Every implementation keeps its own destination (+ source) for the scenario's duration.
         per_impl = 2 * scenario.comm.bytes
         impls = {t for t in transports if t in IMPLEMENTATIONS}
         free_b, _ = rt.mem_get_info()
-        dev.check_fits(f"scenario {scenario.name!r}", n_sets * set_bytes(scenario.gemm) + len(impls) * per_impl,
+        check_fits(f"scenario {scenario.name!r}", n_sets * set_bytes(scenario.gemm) + len(impls) * per_impl,
                        0, free_b)
 
     # -- setups -----------------------------------------------------------------------------------

@@ -9,35 +9,7 @@ segments at once (both directions of a PCIe transfer), each with half the CTAs.
 
 from __future__ import annotations
 
-import functools
-
-BLOCK = 4096      # elements per program per iteration (16 KiB of int32: 16-byte vector accesses)
-NUM_WARPS = 8
-
-
-@functools.cache
-def _kernel():
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def copy2_kernel(src0, dst0, n0, src1, dst1, n1, split, BLOCK: tl.constexpr):
-        # Programs [0, split) copy segment 0, the others segment 1 (n1 == 0: a single segment).
-        pid = tl.program_id(0)
-        if pid < split:
-            step = split * BLOCK
-            for start in range(pid * BLOCK, n0, step):
-                offs = start + tl.arange(0, BLOCK)
-                mask = offs < n0
-                tl.store(dst0 + offs, tl.load(src0 + offs, mask=mask), mask=mask)
-        else:
-            step = (tl.num_programs(0) - split) * BLOCK
-            for start in range((pid - split) * BLOCK, n1, step):
-                offs = start + tl.arange(0, BLOCK)
-                mask = offs < n1
-                tl.store(dst1 + offs, tl.load(src1 + offs, mask=mask), mask=mask)
-
-    return copy2_kernel
+from c3prof.backends.triton_copy import BLOCK, NUM_WARPS, kernel
 
 
 def element_view(torch, buf):
@@ -62,4 +34,4 @@ def launch_copy(torch, segments, ctas: int, stream) -> None:
     split = ctas if len(views) == 1 else max(1, ctas // 2)
     n1 = 0 if len(views) == 1 else s1.numel()
     with torch.cuda.stream(stream.torch):
-        _kernel()[(ctas,)](s0, d0, s0.numel(), s1, d1, n1, split, BLOCK=BLOCK, num_warps=NUM_WARPS)
+        kernel()[(ctas,)](s0, d0, s0.numel(), s1, d1, n1, split, BLOCK=BLOCK, num_warps=NUM_WARPS)

@@ -11,6 +11,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from c3prof.backends.base import release_torch_caches
 from c3prof.backends.hip import device as dev
 from c3prof.backends.hip.partition import CuMaskPartition
 from c3prof.backends.hip.streams import DeviceEventPool, Gate, make_stream
@@ -46,7 +47,7 @@ class VariantSetup:
 
 
 def _torch_gemm(torch, spec, l2_bytes: int, seed: int):
-    from c3prof.backends.cuda.gemm import TorchGemm, input_sets   # torch only, nothing CUDA-specific
+    from c3prof.backends.torch_gemm import TorchGemm, input_sets   # torch only, nothing CUDA-specific
 
     return TorchGemm(torch, spec, input_sets(spec, l2_bytes), seed=seed)
 
@@ -98,8 +99,8 @@ class HipBench:
         return rec
 
     def check_fits(self, scenario: Scenario, transports=()) -> None:
-        from c3prof.backends.cuda.device import check_fits
-        from c3prof.backends.cuda.gemm import input_sets, set_bytes
+        from c3prof.backends.capacity import check_fits
+        from c3prof.backends.torch_gemm import input_sets, set_bytes
 
         unsupported = _not_on_hip(scenario)
         if unsupported:
@@ -178,7 +179,7 @@ class HipBench:
 
     def release_memory(self) -> None:
         self.rt.device_synchronize()
-        self.torch.cuda.empty_cache()
+        release_torch_caches(self.torch)
 
     def recoverable(self, exc: BaseException) -> bool:
         """Out of memory and a partition the device refuses lose one run, not the capture."""

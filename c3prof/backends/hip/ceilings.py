@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 
 from c3prof.backends import timing
-from c3prof.backends.cuda.gemm import TorchGemm, input_sets
+from c3prof.backends.torch_gemm import TorchGemm, input_sets
 from c3prof.scenarios import GemmSpec
 from c3prof.trace import ceilings_record
 

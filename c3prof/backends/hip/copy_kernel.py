@@ -1,12 +1,12 @@
-"""The CU copy kernel on ROCm: the CUDA backend's triton kernel (c3prof/backends/cuda/copy_kernel.py,
-torch and triton only, nothing CUDA-specific) launched on raw device pointers of the HIP runtime's
-buffers. Runs only on an AMD GPU with torch and triton for ROCm."""
+"""The CU copy kernel on ROCm: the triton kernel both backends share (c3prof/backends/triton_copy.py)
+launched on raw device pointers of the HIP runtime's buffers. Runs only on an AMD GPU with torch and
+triton for ROCm."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from c3prof.backends.cuda.copy_kernel import BLOCK, NUM_WARPS, _kernel
+from c3prof.backends.triton_copy import BLOCK, NUM_WARPS, kernel
 
 
 @dataclass
@@ -31,5 +31,5 @@ def launch_ptr_copy(segments, nbytes: int, workgroups: int, stream) -> None:
     (s0, d0), (s1, d1) = segments[0], segments[-1]
     split = workgroups if len(segments) == 1 else max(1, workgroups // 2)
     with torch.cuda.stream(stream.torch):
-        _kernel()[(workgroups,)](_Pointer(s0, dtype), _Pointer(d0, dtype), n, _Pointer(s1, dtype), _Pointer(d1, dtype),
+        kernel()[(workgroups,)](_Pointer(s0, dtype), _Pointer(d0, dtype), n, _Pointer(s1, dtype), _Pointer(d1, dtype),
                                  0 if len(segments) == 1 else n, split, BLOCK=BLOCK, num_warps=NUM_WARPS)

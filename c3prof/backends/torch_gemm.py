@@ -1,4 +1,6 @@
-"""The GEMM side: torch.matmul on rotating input sets, so repetitions do not measure the L2."""
+"""The GEMM side of every backend: torch.matmul on rotating input sets, so repetitions do not measure
+the L2. Vendor-neutral: torch's "cuda" device is the GPU on CUDA and on ROCm builds alike, and
+cuBLAS/cuBLASLt or hipBLASLt picks the kernel."""
 
 from __future__ import annotations
 

@@ -175,3 +175,27 @@ def test_report_with_jobs_is_the_report_without():
     two = build_report(load([str(trace)]), ReportSettings(boot=BootstrapSettings(n_resamples=300), jobs=2))
     assert one["results"] and any(r["paired"] and r["visits"] > 1 for r in one["results"])
     assert two == one
+
+
+def test_fast_median_is_numpys_median():
+    from c3prof.analysis.stats import fast_median
+    rng = np.random.default_rng(5)
+    for n in list(range(1, 40)) + [999, 1000]:
+        x = rng.lognormal(0, 1, n) * rng.choice([1e-3, 1.0, 1e3])
+        assert fast_median(x) == float(np.median(x))
+        assert fast_median(np.round(x, 1)) == float(np.median(np.round(x, 1)))  # ties
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 10, 25, 30, 64, 2048])
+def test_alias_bucket_lookup_equals_the_alias_arithmetic(n):
+    """The bucket table answers exactly what the alias arithmetic answers, also for uniforms on and
+    next to every cell boundary, keep threshold and bucket edge (where rounding could disagree)."""
+    from c3prof.analysis.stats import _alias_draw, _alias_draw_exact, _alias_buckets
+    keep, _ = _median_rank_alias(n)
+    edges = np.concatenate([np.arange(n) / n, (np.arange(n) + keep) / n, np.arange(0, 1 << 16, 7) / (1 << 16)])
+    edges = edges[(edges > 0) & (edges < 1)]
+    near = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 1), [0.0, np.nextafter(1.0, 0)]])
+    near = near[(near >= 0) & (near < 1)]
+    for u in (near, np.random.default_rng(n).random((3, 20000))):
+        assert np.array_equal(_alias_draw(u, n), _alias_draw_exact(u, n))
+    assert (_alias_buckets(n) < 0).sum() <= 4 * n  # only the buckets a boundary falls in

@@ -41,6 +41,7 @@ import numpy as np
 from c3prof.analysis.dataset import Group
 from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_difference
 from c3prof.analysis.speedup import RunMetrics
+from c3prof.analysis.stats import fast_median
 from c3prof.scenarios import GemmSpec
 
 
@@ -90,7 +91,7 @@ def _window_rate(m: RunMetrics, nbytes: int, chunk: int, gap_us: float | None) -
     if not window or not t_c:
         return None
     gs, cs = m.run.series("concurrent", "gemm_start_ms"), m.run.series("concurrent", "comm_start_ms")
-    offset = float(np.median(cs - gs)) if gs is not None and cs is not None and gs.size == cs.size else 0.0
+    offset = fast_median(cs - gs) if gs is not None and cs is not None and gs.size == cs.size else 0.0
     directions = 2 if m.run.link == "pcie_bidir" else 1
     moved = directions * window_bytes(nbytes, chunk, (gap_us or 0.0) / 1e3, t_c, window, offset)
     return moved / window / 1e6

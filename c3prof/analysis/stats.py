@@ -113,6 +113,12 @@ def sorted_median(xs: np.ndarray) -> float:
     return float(xs[n // 2]) if n % 2 else float(0.5 * (xs[n // 2 - 1] + xs[n // 2]))
 
 
+def fast_median(x: np.ndarray) -> float:
+    """np.median of a 1-D array of finite values, without np.median's per-call overhead (several
+    times the work on the short series of a trace, called once per run)."""
+    return sorted_median(np.sort(x))
+
+
 def _binomial_pmf_rows(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """P(N_j = k) and P(N_j >= k) for N_j ~ Binomial(n, j/n), j = 0..n, as two (n+1,) arrays.
 
@@ -190,11 +196,8 @@ def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray |
     One call serves many series; elementwise it is the per-series computation, so the replicates are
     bitwise those of bootstrap_medians given the same generators."""
     s, n = xs.shape
-    keep, alias = _median_rank_alias(n)
     _, same = _median_rank_table(n)
-    scaled = u * n
-    cell = scaled.astype(np.intp)                          # uniform in 0..n-1; the fraction is uniform too
-    j1 = np.where(scaled - cell < keep[cell], cell, alias[cell])  # 0-based J1 - 1
+    j1 = _alias_draw(u, n)                                   # 0-based J1 - 1
     flat = xs.ravel()
     row = (np.arange(s) * n)[:, None]
     if same is None:
@@ -205,6 +208,49 @@ def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray |
     step = np.ceil((n - jj) * -np.expm1(np.log(u2[:, 1]) / (n - n // 2))).astype(np.int64)
     j2 = np.where(u2[:, 0] < same[j1], j1, np.clip(j1 + np.maximum(step, 1), 0, n - 1))
     return 0.5 * (flat[row + j1] + flat[row + j2])
+
+
+def _alias_draw_exact(u: np.ndarray, n: int) -> np.ndarray:
+    """J1 - 1 from uniforms through the alias table: cell floor(u n) kept with probability keep[cell]
+    (the fraction of u n below it), else its alias."""
+    keep, alias = _median_rank_alias(n)
+    scaled = u * n
+    cell = scaled.astype(np.intp)                          # uniform in 0..n-1; the fraction is uniform too
+    return np.where(scaled - cell < keep[cell], cell, alias[cell])
+
+
+_BUCKET_BITS = 16
+
+
+@lru_cache(maxsize=64)
+def _alias_buckets(n: int) -> np.ndarray:
+    """_alias_draw_exact's answer for every u in each of 2^16 equal buckets of [0, 1), or -1 where it
+    is not the same for the whole bucket (a cell boundary or a keep threshold falls inside it).
+
+    u -> fl(u n) is monotone, so over a bucket the scaled value lies between those of its lowest and
+    highest double, and the answer is fixed when both ends fall in one cell on the same side of that
+    cell's keep threshold: the same floating-point operations as the draw itself, so the table is
+    exact, not an approximation. About 2n of the 65536 buckets are ambiguous."""
+    keep, alias = _median_rank_alias(n)
+    k = 1 << _BUCKET_BITS
+    first = np.arange(k) / k                                  # exact: k is a power of two
+    last = np.nextafter((np.arange(k) + 1) / k, 0.0)          # the largest double of each bucket
+    lo, hi = first * n, last * n
+    cell = lo.astype(np.intp)
+    same_cell = hi.astype(np.intp) == cell
+    kept_all, kept_none = hi - cell < keep[cell], lo - cell >= keep[cell]
+    table = np.where(kept_all, cell, alias[cell])
+    return np.where(same_cell & (kept_all | kept_none), table, -1)
+
+
+def _alias_draw(u: np.ndarray, n: int) -> np.ndarray:
+    """_alias_draw_exact's values, mostly by one lookup of u's bucket (cheaper than the alias
+    arithmetic over 10^8 draws); the few draws in ambiguous buckets get the arithmetic itself."""
+    j1 = _alias_buckets(n).take((u * (1 << _BUCKET_BITS)).astype(np.intp))
+    odd = np.flatnonzero(j1 < 0)
+    if odd.size:
+        j1.flat[odd] = _alias_draw_exact(u.flat[odd], n)
+    return j1
 
 
 def many_bootstrap_medians(xs: np.ndarray, rngs: Sequence[np.random.Generator], n_resamples: int) -> np.ndarray:

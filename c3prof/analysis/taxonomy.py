@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from c3prof.analysis.dataset import Group, MergedRun
+from c3prof.analysis.stats import fast_median
 from c3prof.scenarios import DTYPE_BYTES
 
 DEFAULT_THRESHOLD = 1.15
@@ -125,7 +126,7 @@ def comm_sweeps(group: Group, plateau_fraction: float = DEFAULT_PLATEAU_FRACTION
         if t is None or not isinstance(comm.get("bytes"), int) or "op" not in comm:
             continue
         by_size = fastest.setdefault((comm["op"], run.transport), {})
-        med = float(np.median(t))
+        med = fast_median(t)
         by_size[comm["bytes"]] = min(med, by_size.get(comm["bytes"], np.inf))
     sweeps = {}
     for (op, transport), by_size in fastest.items():

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from c3prof.ingest.kernel_table import CLASSES
 from c3prof.ingest.names import short_name
 
@@ -46,12 +48,12 @@ def _errors(values, cis):
 
 def _breakdown(ax, traces) -> None:
     rows = [(t, b) for t in traces for b in t.breakdown][:MAX_BARS]
-    for i, (t, b) in enumerate(rows):
-        left = 0.0
-        for cls in CLASSES:
-            v = b["classes_ms"][cls]
-            ax.barh(i, v, left=left, color=CLASS_COLORS[cls], label=cls if i == 0 else None)
-            left += v
+    if rows:
+        # One barh per class over every device (not one per device and class): fewer artists to build.
+        ms = np.array([[b["classes_ms"][cls] for cls in CLASSES] for _, b in rows])
+        lefts = np.cumsum(ms, axis=1) - ms
+        for k, cls in enumerate(CLASSES):
+            ax.barh(range(len(rows)), ms[:, k], left=lefts[:, k], color=CLASS_COLORS[cls], label=cls)
     labels = []
     for t, b in rows:
         hta = t.hta.get("comm_comp_overlap_pct")

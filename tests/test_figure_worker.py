@@ -157,3 +157,42 @@ def test_ingest_figure_errors_are_one_line(tmp_path, capfd, monkeypatch, replace
     line = _one_line(capfd.readouterr().err)
     assert code == rc and line.startswith("c3prof ingest: ") and needle in line, line
     _nothing_left(tmp_path, "fig")
+
+
+def _state(pid: int) -> str | None:
+    """The process state letter from /proc (None: gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    """A parent killed abruptly (no shutdown) must not leave idle workers waiting forever."""
+    import subprocess
+    import sys
+    import time
+
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from c3prof.figures.worker import FigurePool
+pool = FigurePool(2).start()
+pool.draw([("os.path", "split", ("a/b",))])  # the workers are up
+print(" ".join(str(p) for p in pool._executor._processes), flush=True)
+os._exit(0)  # no shutdown, no atexit: as if killed
+"""
+    out, err = tmp_path / "out", tmp_path / "err"
+    with open(out, "w") as o, open(err, "w") as e:  # files, not pipes: a stray worker would hold a pipe open
+        rc = subprocess.run([sys.executable, "-c", code], stdout=o, stderr=e, timeout=120).returncode
+    assert rc == 0, err.read_text()
+    pids = [int(p) for p in out.read_text().split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_state(p) not in (None, "Z") for p in pids):
+        time.sleep(0.1)
+    alive = [p for p in pids if _state(p) not in (None, "Z")]
+    for p in alive:  # the test's own strays: do not leave them behind when it fails
+        os.kill(p, 9)
+    assert not alive

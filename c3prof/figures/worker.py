@@ -4,7 +4,7 @@ matplotlib's import takes about 0.4 s of CPU and each figure's draw 0.1-0.5 s; n
 caller's process. ``FigurePool(n).start()`` forks ``n`` processes (a concurrent.futures process pool
 with the fork start method: they start in milliseconds and inherit the caller's imports) that import
 matplotlib, load the font and import the ``preload`` modules while the caller still reads traces and
-computes statistics. ``draw(jobs)`` then runs each job (module name, function name, arguments: the
+computes statistics (and end if the caller is killed). ``draw(jobs)`` then runs each job (module name, function name, arguments: the
 function writes files and returns their paths) in whichever worker is free and returns every path,
 in job order. Several workers draw several figures at once. Jobs name their function instead of
 holding it, so the caller never imports the figure modules, nor matplotlib with them.
@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -90,7 +92,10 @@ class FigurePool:
         return self.start()
 
     def __exit__(self, kind, exc, tb) -> None:
-        self.close() if kind is None else self.cancel()
+        if kind is None:
+            self.close()
+        else:
+            self.cancel()
 
 
 def run_job(module: str, function: str, args: tuple[Any, ...]) -> list[Path]:
@@ -105,6 +110,14 @@ def _result(future: Future) -> list[Path]:
                           "written") from None
 
 
+def _exit_with(parent_sentinel: int) -> None:
+    """End this worker when its parent ends. A parent that exits normally has shut the pool down
+    first; one that was killed (kill -9, out of memory) would otherwise leave its idle workers
+    waiting for jobs forever."""
+    multiprocessing.connection.wait([parent_sentinel])
+    os._exit(1)
+
+
 def _ready() -> None:
     """The first job: makes the pool fork its workers now."""
 
@@ -114,6 +127,9 @@ def _warm_up(preload: tuple[str, ...]) -> None:
     A failure here is not reported here: the job that needs the module imports it again and raises
     (an initializer that raises would break the pool with a logged traceback instead)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
     try:
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401

@@ -82,7 +82,8 @@ def _child_c3prof(tool: str, trace: Path) -> dict:
     from c3prof.cli import main as c3prof_main
     from c3prof.ingest.reader import read_kineto
 
-    info: dict = {"tool": tool, "import_peak_mb": _peak_mb(), "c3prof": str(Path(c3prof_main.__code__.co_filename).parent)}
+    where = str(Path(c3prof_main.__code__.co_filename).parent)  # which c3prof ran (worktree or --baseline)
+    info: dict = {"tool": tool, "import_peak_mb": _peak_mb(), "c3prof": where}
     t0 = time.perf_counter()
     if tool.startswith("c3prof-ingest"):
         with tempfile.TemporaryDirectory() as out:
@@ -207,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print(r: dict, size: int) -> None:
     if r.get("ok"):
-        print(f"  {r['tool']:26s} work {r['work_s']:6.2f} s (runs {' '.join(f'{x:.2f}' for x in r['work_s_runs'])})"
-              f"   process {r['process_s']:6.2f} s   peak RSS {r['peak_mb']:5.0f} MB   ({size / 1e6 / r['work_s']:.0f} MB/s)")
+        runs = " ".join(f"{x:.2f}" for x in r["work_s_runs"])
+        print(f"  {r['tool']:26s} work {r['work_s']:6.2f} s (runs {runs})   process {r['process_s']:6.2f} s   "
+              f"peak RSS {r['peak_mb']:5.0f} MB   ({size / 1e6 / r['work_s']:.0f} MB/s)")
     else:
         print(f"  {r['tool']:26s} FAILED: {r.get('error')}")
 

@@ -24,13 +24,17 @@ matplotlib's import overlaps the statistics and several figures are drawn at onc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from c3prof.errors import C3profError
 from c3prof.figures.formats import DEFAULT
 
+if TYPE_CHECKING:
+    from c3prof.figures.worker import FigurePool
+
 
 def write_figures(report: dict, dataset, outdir: str, timeline_run: str | None = None,
-                  formats: tuple[str, ...] = DEFAULT, pool=None) -> list[Path]:
+                  formats: tuple[str, ...] = DEFAULT, pool: FigurePool | None = None) -> list[Path]:
     """Every figure of the report in ``outdir``, in ``formats``; drawn by ``pool`` (a started
     c3prof.figures.worker.FigurePool) when given, else in this process."""
     from c3prof.figures.jobs import report_jobs

@@ -49,7 +49,7 @@ def _errors(values, cis):
 def _breakdown(ax, traces) -> None:
     rows = [(t, b) for t in traces for b in t.breakdown][:MAX_BARS]
     if rows:
-        # One barh per class over every device (not one per device and class): fewer artists to build.
+        # One barh call per class for all devices at once (not one per device and class).
         ms = np.array([[b["classes_ms"][cls] for cls in CLASSES] for _, b in rows])
         lefts = np.cumsum(ms, axis=1) - ms
         for k, cls in enumerate(CLASSES):

@@ -82,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
-                     help="run id (scenario/strategy/variant) for the timeline figure (default: first DMA run)")
+                     help="run id (scenario/strategy/variant) for the timeline figure (default: the base run of the "
+                          "GC-equal scenario with the largest ideal speedup)")
     fig.add_argument("--perfetto-max-reps", type=int, default=50, metavar="N",
                      help="repetitions per phase drawn in the Perfetto trace")
 

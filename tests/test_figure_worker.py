@@ -110,6 +110,21 @@ def test_pool_returns_every_path_in_job_order():
     assert 1 <= default_workers() <= 4
 
 
+def test_pool_draws_here_when_fork_is_refused(monkeypatch):
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    pool = FigurePool(2).start()
+    assert pool.draw([(__name__, "_paths", ("a.png",)), (__name__, "_here", ())]) == [Path("a.png"),
+                                                                                    Path(str(os.getpid()))]
+
+
+def _here() -> list[Path]:
+    """A stand-in job that says which process ran it."""
+    return [Path(str(os.getpid()))]
+
+
 def test_pool_reraises_a_job_error():
     with FigurePool(1) as pool:
         with pytest.raises(C3profError, match="gif is not one of"):

@@ -12,8 +12,8 @@ holding it, so the caller never imports the figure modules, nor matplotlib with 
 Errors: an exception a job raises is raised again here (a C3profError stays a one-line error with
 exit status 2; anything else is a bug, which c3prof.cli reports as one line with exit status 1); a
 worker that dies (killed, out of memory) becomes a C3profError. Workers ignore Ctrl-C: the caller
-handles it and shuts the pool down. Where fork is not available, or with ``workers=0``, the jobs
-run in the caller's process: the same files, without the overlap.
+handles it and shuts the pool down. Where fork is not available or refused, or with ``workers=0``,
+the jobs run in the caller's process: the same files, without the overlap.
 """
 
 from __future__ import annotations
@@ -67,9 +67,14 @@ class FigurePool:
     def start(self) -> FigurePool:
         if self.workers <= 0 or "fork" not in multiprocessing.get_all_start_methods():
             return self  # draw() runs the jobs here
-        self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_warm_up, initargs=(self.preload,))
-        self._executor.submit(_ready)  # the first submit forks every worker (fork: all at once)
+        try:
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
+                                                 initializer=_warm_up, initargs=(self.preload,))
+            self._executor.submit(_ready)  # the first submit forks every worker (fork: all at once)
+        except OSError:
+            # fork refused (a process or memory limit): draw() draws here, the same files. A worker
+            # forked before the refusal ends with this process (_exit_with).
+            self._executor = None
         return self
 
     def draw(self, jobs: Sequence[Job]) -> list[Path]:

@@ -2,6 +2,7 @@
 """Benchmark ``c3prof ingest`` against Holistic Trace Analysis (HTA) on the same Kineto trace, side by side.
 
     python benchmarks/bench_ingest.py [TRACE] [--repeat 3] [--json benchmarks/results/bench_ingest.json]
+    python benchmarks/bench_ingest.py --baseline main --tools c3prof-ingest,c3prof-ingest-figures,hta-overlap
 
 TRACE defaults to the largest committed trace (tests/data/foreign/hta/trace_diff/control/control.json.gz,
 a real 35 MB trace from HTA's test data). For a >= 1 GB trace:
@@ -23,6 +24,11 @@ times (the median is reported):
 * ``hta-ijson``: the same with HTA's iterative backend (ijson, batched and compressed on the fly:
   its low-memory mode; needs ``pip install ijson``).
 
+Side by side: ``--baseline REV`` also runs the c3prof tools of git revision REV (its ``c3prof/``
+package, extracted with ``git archive``, with this worktree's compiled Kineto scanner, which is refused
+if REV's ``_kineto.pyx`` differs), alternating run by run with this worktree's, so a busy shared
+machine slows both alike.
+
 Measured per tool: wall time of the work (after the tool's library imports: HTA's pandas/numpy/plotly,
 c3prof's numpy/rich and its own modules (ingest needs no scipy); not matplotlib, which the figure variant pays for),
 wall time of the whole process (interpreter start, every import, the work), and peak
@@ -37,6 +43,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,9 +61,10 @@ def _peak_mb() -> float:
     return max(self_kb, children_kb) / 1024.0
 
 
-def _child(tool: str, trace: Path) -> dict:
-    """Run one tool in this process; return its timings (printed as JSON by the caller)."""
-    sys.path.insert(0, str(REPO))
+def _child(tool: str, trace: Path, root: Path) -> dict:
+    """Run one tool in this process, with the c3prof of ``root``; return its timings (printed as
+    JSON by the caller)."""
+    sys.path.insert(0, str(root))
     info = _child_c3prof(tool, trace) if tool.startswith("c3prof") else _child_hta(tool, trace)
     info["peak_mb"] = _peak_mb()
     return info
@@ -74,7 +82,8 @@ def _child_c3prof(tool: str, trace: Path) -> dict:
     from c3prof.cli import main as c3prof_main
     from c3prof.ingest.reader import read_kineto
 
-    info: dict = {"tool": tool, "import_peak_mb": _peak_mb()}
+    where = str(Path(c3prof_main.__code__.co_filename).parent)  # which c3prof ran (worktree or --baseline)
+    info: dict = {"tool": tool, "import_peak_mb": _peak_mb(), "c3prof": where}
     t0 = time.perf_counter()
     if tool.startswith("c3prof-ingest"):
         with tempfile.TemporaryDirectory() as out:
@@ -116,9 +125,24 @@ def _child_hta(tool: str, trace: Path) -> dict:
     return info
 
 
-def _measure_repeated(tool: str, trace: Path, timeout: float, repeat: int) -> dict:
-    """``repeat`` fresh-process runs; the one with the median work time, with every run's times."""
-    runs = [_measure(tool, trace, timeout) for _ in range(repeat)]
+def _measure_repeated(tool: str, trace: Path, timeout: float, repeat: int, roots: dict[str, Path]) -> list[dict]:
+    """``repeat`` fresh-process runs per c3prof root (alternating); per root, the run with the median
+    work time, with every run's times. HTA tools run once per repetition, with this worktree."""
+    if not tool.startswith("c3prof"):
+        roots = {"": REPO}
+    runs: dict[str, list[dict]] = {label: [] for label in roots}
+    for _ in range(repeat):
+        for label, root in roots.items():
+            runs[label].append(_measure(tool, trace, timeout, root))
+    out = []
+    for label, rs in runs.items():
+        best = _median_run(rs)
+        best["tool"] = tool + label
+        out.append(best)
+    return out
+
+
+def _median_run(runs: list[dict]) -> dict:
     ok = [r for r in runs if r.get("ok")]
     if len(ok) < len(runs):
         return next(r for r in runs if not r.get("ok"))
@@ -129,11 +153,11 @@ def _measure_repeated(tool: str, trace: Path, timeout: float, repeat: int) -> di
     return best
 
 
-def _measure(tool: str, trace: Path, timeout: float) -> dict:
+def _measure(tool: str, trace: Path, timeout: float, root: Path) -> dict:
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, __file__, "--child", tool, str(trace)], capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run([sys.executable, __file__, "--child", tool, str(trace), "--root", str(root)],
+                           capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"tool": tool, "ok": False, "error": f"timed out after {timeout:.0f} s"}
     wall = time.perf_counter() - t0
@@ -154,24 +178,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {', '.join(TOOLS)}")
     ap.add_argument("--timeout", type=float, default=1800.0, help="per tool, seconds")
     ap.add_argument("--json", type=Path, help="write the measurements here")
+    ap.add_argument("--baseline", metavar="REV", help="also run the c3prof tools of this git revision, alternating")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--root", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.child, args.trace)))
+        print(json.dumps(_child(args.child, args.trace, args.root)))
         return 0
     size = args.trace.stat().st_size
-    print(f"trace: {args.trace} ({size / 1e9:.2f} GB); machine: {os.cpu_count()} cores")
+    print(f"trace: {args.trace} ({size / 1e6:.1f} MB); machine: {os.cpu_count()} cores; {_load()}")
     results = []
-    for tool in args.tools.split(","):
-        r = _measure_repeated(tool, args.trace, args.timeout, max(1, args.repeat))
-        results.append(r)
-        if r.get("ok"):
-            print(f"  {tool:14s} work {r['work_s']:8.2f} s   process {r['process_s']:8.2f} s   "
-                  f"peak RSS {r['peak_mb']:9.0f} MB   ({size / 1e6 / r['work_s']:.0f} MB/s)")
-        else:
-            print(f"  {tool:14s} FAILED: {r.get('error')}")
+    with tempfile.TemporaryDirectory(prefix="c3prof-bench-ingest-") as tmp:
+        roots = {"": REPO}
+        if args.baseline:
+            roots[f"@{args.baseline}"] = _baseline_tree(args.baseline, Path(tmp))
+        for tool in args.tools.split(","):
+            for r in _measure_repeated(tool, args.trace, args.timeout, max(1, args.repeat), roots):
+                results.append(r)
+                _print(r, size)
+    print(f"  ({_load()})")
     by = {r["tool"]: r for r in results if r.get("ok")}
-    summary = _summary(by)
+    summary = _summary(by, [""] + [f"@{args.baseline}"] * bool(args.baseline))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"trace": str(args.trace), "bytes": size, "cores": os.cpu_count(),
@@ -179,20 +206,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _summary(by: dict) -> dict:
+def _print(r: dict, size: int) -> None:
+    if r.get("ok"):
+        runs = " ".join(f"{x:.2f}" for x in r["work_s_runs"])
+        print(f"  {r['tool']:26s} work {r['work_s']:6.2f} s (runs {runs})   process {r['process_s']:6.2f} s   "
+              f"peak RSS {r['peak_mb']:5.0f} MB   ({size / 1e6 / r['work_s']:.0f} MB/s)")
+    else:
+        print(f"  {r['tool']:26s} FAILED: {r.get('error')}")
+
+
+def _load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def _baseline_tree(rev: str, tmp: Path) -> Path:
+    """REV's c3prof package in ``tmp``, with this worktree's compiled scanner (REV's must be the same source)."""
+    def git(*a: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True)
+
+    pyx = "c3prof/ingest/_kineto.pyx"
+    theirs = git("show", f"{rev}:{pyx}")
+    if theirs.returncode != 0:
+        raise SystemExit(f"--baseline {rev}: {theirs.stderr.decode().strip()}")
+    if theirs.stdout != (REPO / pyx).read_bytes():
+        raise SystemExit(f"--baseline {rev}: its {pyx} differs from this worktree's; build that revision and run "
+                         f"its own benchmark instead")
+    archive = git("archive", rev, "c3prof")
+    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+    for so in (REPO / "c3prof" / "ingest").glob("_kineto*.so"):
+        shutil.copy2(so, tmp / "c3prof" / "ingest" / so.name)
+    return tmp
+
+
+def _summary(by: dict, labels: list[str]) -> dict:
     """Speed (work time) and memory ratios of each HTA tool to each c3prof ingest variant."""
     summary = {}
-    for ours in ("c3prof-ingest", "c3prof-ingest-figures"):
+    for ours in [f"{tool}{label}" for label in labels for tool in ("c3prof-ingest", "c3prof-ingest-figures")]:
         for hta in ("hta-overlap", "hta-json", "hta-ijson"):
             if ours in by and hta in by:
                 speed = by[hta]["work_s"] / by[ours]["work_s"]
                 mem = by[hta]["peak_mb"] / by[ours]["peak_mb"]
                 summary[f"{ours} vs {hta}"] = {"speedup": speed, "memory_ratio": mem}
                 print(f"  {ours} vs {hta}: {speed:.1f}x faster, {mem:.1f}x less peak memory")
-    if "c3prof-ingest" in by and "c3prof-ingest-figures" in by:
-        ratio = by["c3prof-ingest-figures"]["work_s"] / by["c3prof-ingest"]["work_s"]
-        summary["figures_over_no_figures"] = ratio
-        print(f"  figures cost: {ratio:.2f}x the no-figure time")
+    for label in labels:
+        plain, figures = by.get(f"c3prof-ingest{label}"), by.get(f"c3prof-ingest-figures{label}")
+        if plain and figures:
+            ratio = figures["work_s"] / plain["work_s"]
+            summary[f"figures_over_no_figures{label}"] = ratio
+            print(f"  figures cost{label}: {ratio:.2f}x the no-figure time")
     if "c3prof-ingest" in by and "hta-overlap" in by:
         summary["overlap_pct"] = {"c3prof": by["c3prof-ingest"].get("hta_overlap_pct"),
                                   "hta": by["hta-overlap"].get("hta_overlap_pct")}

@@ -6,12 +6,12 @@ cd "$(dirname "$0")/.."
 C3PROF=${C3PROF:-.venv/bin/c3prof}
 # The default suite (every link, every single-GPU strategy, same bytes over the same link per
 # scenario): realized vs ideal speedup, strategy means, fractions, slowdowns, falsification, timeline.
-$C3PROF report tests/data/h200_default_2.jsonl --quiet --figures figures/default --json figures/default/report.json
+$C3PROF report tests/data/h200_default_2.jsonl --quiet --figure-formats png,pdf --figures figures/default --json figures/default/report.json
 # The interference dose-response (base vs dma): GEMM slowdown against copy-engine bytes/s.
-$C3PROF report tests/data/h200_interference.jsonl --quiet --figures figures/interference \
+$C3PROF report tests/data/h200_interference.jsonl --quiet --figure-formats png,pdf --figures figures/interference \
     --json figures/interference/report.json
 # Two interference arms with Nsight Compute counters: the mechanism (DRAM read/write mix, L2 sources).
-$C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figures figures/interference_counters \
+$C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figure-formats png,pdf --figures figures/interference_counters \
     --json figures/interference_counters/report.json --timeline-run mb64-h2d-1copy/dma/default
 # `c3prof advise`: fitted on the two default-suite captures, validated leave-one-scenario-out and on the
 # held-out capture (30 shapes not in the default suite): predicted vs measured T_cc.
@@ -22,8 +22,8 @@ $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/in
 # The interference study's controls, rate arms and Nsight Compute grid (two captures reported together):
 # dose-response against the rate during the GEMM, the controls, and the mechanism (DRAM reads/writes, L2 hits).
 $C3PROF report tests/data/h200_interference_controls.jsonl tests/data/h200_interference_grid_counters.jsonl --quiet \
-    --figures figures/interference_controls --json figures/interference_controls/report.json
+    --figure-formats png,pdf --figures figures/interference_controls --json figures/interference_controls/report.json
 # Two H200s (nvidia-h200-x2): FSDP all-gather and expert-parallel all-to-all beside their GEMMs, NCCL SM vs
 # copy engines; the two rank traces combine by the maximum over ranks per repetition.
 $C3PROF report tests/data/h200x2_llama70b.rank0.jsonl tests/data/h200x2_llama70b.rank1.jsonl --quiet \
-    --figures figures/h200x2_llama70b --json figures/h200x2_llama70b/report.json
+    --figure-formats png,pdf --figures figures/h200x2_llama70b --json figures/h200x2_llama70b/report.json

@@ -1,4 +1,4 @@
-"""`c3prof report` outputs: terminal table, JSON (schema), CSV, figures (PNG+PDF), Perfetto trace."""
+"""`c3prof report` outputs: terminal table, JSON (schema), CSV, figures (PNG+PDF on request), Perfetto trace."""
 
 import csv
 import json
@@ -15,7 +15,7 @@ from c3prof.report.schema import check_report
 def outputs(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     proc = run_cli(str(SYNTHETIC), "--json", str(out / "r.json"), "--csv", str(out / "csv"),
-                   "--figures", str(out / "fig"), "--perfetto", str(out / "p.json"))
+                   "--figures", str(out / "fig"), "--figure-formats", "png,pdf", "--perfetto", str(out / "p.json"))
     assert proc.returncode == 0, proc.stderr
     return out, proc
 

@@ -134,10 +134,10 @@ class Runner:
             self._preamble(plans)
             for self.visit, work in visits.items():
                 if self.visit > 1 and work:
-                    # Fresh buffers for every visit: device and pinned host memory come back from
-                    # the caches, so a visit does not reuse the previous visit's physical pages, and
-                    # whatever depends on where the buffers landed varies between visits as it
-                    # varies between captures (the visits' bootstrap then carries it).
+                    # Fresh buffers for every visit: the device and pinned host caches are emptied,
+                    # so a visit allocates afresh instead of taking the previous visit's cached
+                    # blocks, and what depends on where buffers land can vary between visits as it
+                    # does between captures (the visits' bootstrap then carries it).
                     self.bench.release_memory()
                 for _, group in groupby(work, key=lambda item: item[0].scenario.name):
                     self._scenario(list(group))

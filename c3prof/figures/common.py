@@ -1,8 +1,7 @@
-"""Shared figure plumbing: Agg figures, PNG+PDF saving, the grouped-bar layout, strategy colours."""
+"""Shared figure plumbing: Agg figures, saving (PNG, PDF, SVG), the grouped-bar layout, strategy colours."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +9,10 @@ import numpy as np
 import matplotlib
 
 matplotlib.rcParams["pdf.fonttype"] = 42  # embed TrueType: PDFs stay editable and searchable
+# Titles at a fixed height (1.0, plus each title's pad): left to itself matplotlib measures every
+# tick label of an axes at each draw to lift its title above any on top; no c3prof figure has tick
+# labels on top, so the title lands at 1.0 anyway (this saves about 7% of a save).
+matplotlib.rcParams["axes.titley"] = 1.0
 from matplotlib.figure import Figure  # noqa: E402  (Figure API: no pyplot, no global backend)
 
 from c3prof.errors import C3profError  # noqa: E402
@@ -31,6 +34,11 @@ def color(strategy: str, order: list[str]) -> str:
     return _EXTRA_COLORS[extras.index(strategy) % len(_EXTRA_COLORS)] if strategy in extras else "black"
 
 
+# zlib level 1 instead of 6: the PNG encoding (about an eighth of a save at 150 dpi) takes a third
+# less time, for files 5-30% larger; the pixels are the same.
+PNG_OPTIONS = {"pil_kwargs": {"compress_level": 1}}
+
+
 def save(fig: Figure, outdir: Path, name: str, formats: tuple[str, ...] = ("png", "pdf"),
          dpi: int = 150) -> list[Path]:
     """``name.FORMAT`` for each format (png at ``dpi``; pdf and svg are vector). Each format is a
@@ -43,22 +51,10 @@ def save(fig: Figure, outdir: Path, name: str, formats: tuple[str, ...] = ("png"
                 # units, the same at every dpi); keep those positions instead of solving the layout
                 # again for each further format (it measures every text: a third of a save).
                 fig.set_layout_engine("none")
-            fig.savefig(path, **({"dpi": dpi} if fmt == "png" else {}))
+            fig.savefig(path, **(PNG_OPTIONS | {"dpi": dpi} if fmt == "png" else {}))
     except OSError as exc:
         raise C3profError(f"{outdir}: cannot write figure {name}: {exc.strerror or exc}") from None
     return paths
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "platform"
-
-
-def platform_suffixes(report: dict) -> dict[str, str]:
-    """File-name suffix per platform: none when there is one platform, its slug otherwise."""
-    names = [m["platform"] for m in report["machine"]]
-    if len(names) <= 1:
-        return {n: "" for n in names}
-    return {n: "_" + slug(n) for n in names}
 
 
 def readable_log_axis(ax) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import new_figure, save
+from c3prof.figures.formats import DEFAULT
 
 VERDICT_COLORS = {"holds": "#2ca02c", "refuted": "#d62728", "inconclusive": "#ff7f0e", "not enough data": "0.5"}
 
@@ -14,7 +15,8 @@ def _err(v, ci):
     return [[v - ci[0]], [ci[1] - v]] if ci else None
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     entries = [f for f in report["falsification"] if f["platform"] == platform]
     if not entries:
         return []
@@ -41,4 +43,4 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     handles, names = ax.get_legend_handles_labels()
     uniq = dict(zip(names, handles))
     ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(fig, outdir, f"falsification{suffix}")
+    return save(fig, outdir, f"falsification{suffix}", formats)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import fraction_marks, grouped_bars, save, scenario_figure
+from c3prof.figures.formats import DEFAULT
 
 CLIP = (-0.5, 1.5)
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     drawn = scenario_figure(report, platform, 4.0)
     if drawn is None:
         return []
@@ -30,4 +32,4 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     ax.set_title(f"{platform}\nfraction of ideal, default variant per strategy ({conf} CI; x = no interval; "
                  f"triangle = beyond the axis)", fontsize=9, pad=14)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="strategy", title_fontsize=7)
-    return save(fig, outdir, f"fraction_of_ideal{suffix}")
+    return save(fig, outdir, f"fraction_of_ideal{suffix}", formats)

@@ -14,11 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import new_figure, save
+from c3prof.figures.formats import DEFAULT
 
 LINK_STYLE = {"pcie_h2d": "o-", "pcie_d2h": "s--", "pcie_bidir": "^:"}
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     doses = [d for d in report.get("interference", []) if d["platform"] == platform]
     if not doses:
         return []
@@ -50,7 +52,7 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     conf = f"{report['settings']['confidence']:.0%}"
     ax.set_title(f"{platform}\nGEMM slowdown vs copy-engine dose ({conf} CI)", fontsize=9)
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(fig, outdir, f"interference{suffix}") + _mechanism_plot(d, platform, outdir, suffix)
+    return save(fig, outdir, f"interference{suffix}", formats)
 
 
 def _dose(a: dict) -> float:
@@ -77,8 +79,12 @@ def _controls(ax, d: dict, left: float) -> None:
                         label=f"control: 1-CTA sleep kernel ({c['gemm'].replace(' bf16', '')})")
 
 
-def _mechanism_plot(d: dict, platform: str, outdir: Path, suffix: str) -> list[Path]:
-    rows = [r for r in d.get("mechanism", []) if r["slowdown"] is not None]
+def plot_mechanism(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+                   ) -> list[Path]:
+    """``interference_mechanism``: the DRAM traffic each arm adds to the GEMM (Nsight Compute), beside
+    its slowdown, for the platform's first interference entry when it has such counts."""
+    d = next((d for d in report.get("interference", []) if d["platform"] == platform), None)
+    rows = [r for r in d.get("mechanism", []) if r["slowdown"] is not None] if d else []
     if not rows:
         return []
     fig = new_figure(7.5, 4.0)
@@ -98,4 +104,4 @@ def _mechanism_plot(d: dict, platform: str, outdir: Path, suffix: str) -> list[P
     bx.set_yticks(list(pos), [""] * len(rows))
     bx.set_xlabel("GEMM slowdown (x)")
     fig.suptitle(f"{platform}: what each arm adds to the GEMM's memory traffic", fontsize=9)
-    return save(fig, outdir, f"interference_mechanism{suffix}")
+    return save(fig, outdir, f"interference_mechanism{suffix}", formats)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import grouped_bars, readable_log_axis, save, scenario_figure
+from c3prof.figures.formats import DEFAULT
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     drawn = scenario_figure(report, platform, 6.5)
     if drawn is None:
         return []
@@ -29,4 +31,4 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     axes[0].set_title(f"{platform}\nkernel time in the concurrent run / alone, default variant ({conf} bootstrap CI)",
                       fontsize=9, pad=14)
     axes[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="strategy", title_fontsize=7)
-    return save(fig, outdir, f"slowdowns{suffix}")
+    return save(fig, outdir, f"slowdowns{suffix}", formats)

@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import grouped_bars, save, scenario_figure
+from c3prof.figures.formats import DEFAULT
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     drawn = scenario_figure(report, platform, 4.2)
     if drawn is None:
         return []
@@ -37,4 +39,4 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     ax.set_title(f"{platform}\nrealized speedup per strategy (default variant, {conf} CI); black line = ideal",
                  fontsize=9, pad=14)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), title="strategy", title_fontsize=7)
-    return save(fig, outdir, f"speedup{suffix}")
+    return save(fig, outdir, f"speedup{suffix}", formats)

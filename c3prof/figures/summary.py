@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import color, fraction_marks, new_figure, save
+from c3prof.figures.formats import DEFAULT
 
 
-def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Path]:
+def plot(report: dict, platform: str, outdir: Path, suffix: str = "", formats: tuple[str, ...] = DEFAULT
+         ) -> list[Path]:
     rows = [s for s in report["strategies"] if s["platform"] == platform
             and s["selection"] in ("default", "best_per_scenario") and s["mean_fraction_of_ideal"] is not None]
     if not rows:
@@ -44,4 +46,4 @@ def plot(report: dict, platform: str, outdir: Path, suffix: str = "") -> list[Pa
     ax.set_xlim(min(-0.05, min(ends) - 0.05), max(1.1, max(ends) + 0.25))
     if any(s["selection"] == "best_per_scenario" for s in rows):
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(fig, outdir, f"strategy_summary{suffix}")
+    return save(fig, outdir, f"strategy_summary{suffix}", formats)

@@ -9,33 +9,22 @@ import numpy as np
 
 from c3prof.analysis.counters import counter_series
 from c3prof.analysis.dataset import Dataset, MergedRun
-from c3prof.errors import C3profError
 from c3prof.figures.common import new_figure, save
+from c3prof.figures.formats import DEFAULT
+from c3prof.figures.jobs import pick_run
 
 MAX_REPS = 40
 MAX_SERIES = 4
 
 
-def pick_run(dataset: Dataset, wanted: str | None, report: dict | None = None) -> MergedRun | None:
-    """The named run; else the base run of the GC-equal scenario with the largest ideal speedup (the
-    pair where overlap matters most); else the first run with a concurrent phase."""
-    runs = {r.id: r for g in dataset.groups for r in g.runs.values() if "concurrent" in r.phases}
-    if wanted:
-        if wanted in runs:
-            return runs[wanted]
-        raise C3profError(f"--timeline-run: no run {wanted!r} with a concurrent phase in the traces")
-    rows = [r for r in (report or {}).get("results", []) if r["run"] in runs and r["ideal_speedup"] is not None
-            and r["strategy"] == "base"]
-    rows.sort(key=lambda r: (r["taxonomy"] != "GC-equal", -r["ideal_speedup"]))
-    if rows:
-        return runs[rows[0]["run"]]
-    return next(iter(runs.values()), None)
-
-
-def plot(dataset: Dataset, outdir: Path, wanted: str | None = None, report: dict | None = None) -> list[Path]:
+def plot(dataset: Dataset, outdir: Path, wanted: str | None = None, report: dict | None = None,
+         formats: tuple[str, ...] = DEFAULT) -> list[Path]:
     run = pick_run(dataset, wanted, report)
-    if run is None:
-        return []
+    return [] if run is None else draw_run(run, outdir, formats)
+
+
+def draw_run(run: MergedRun, outdir: Path, formats: tuple[str, ...] = DEFAULT) -> list[Path]:
+    """The timeline of ``run`` (one that has a concurrent phase)."""
     cc = run.phases["concurrent"]
     n = min(int(cc["total_ms"].size), MAX_REPS)
     series = counter_series(run, "concurrent")[:MAX_SERIES]
@@ -63,4 +52,4 @@ def plot(dataset: Dataset, outdir: Path, wanted: str | None = None, report: dict
         a.set_ylabel(metric, fontsize=6)
         a.set_title(f"{source}: {metric}", fontsize=7, loc="left")
         a.set_xlabel("ms from the phase's start")
-    return save(fig, outdir, "timeline")
+    return save(fig, outdir, "timeline", formats)

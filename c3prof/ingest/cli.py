@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from c3prof.errors import C3profError
+from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
+from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
+from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # as report's --figures: a re-run replaces these
+from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output
 
 
@@ -33,8 +37,6 @@ EXAMPLES = """examples:
 """
 
 OUT_FILES = ("scenarios.toml", "ingest.json")  # everything -o DIR holds (a re-run replaces these)
-FIGURE_FORMATS = ("png", "pdf", "svg")
-FIGURE_PATTERNS = tuple(f"*.{f}" for f in FIGURE_FORMATS)  # as report's --figures: a re-run replaces these
 MAX_ROWS = 100_000
 
 
@@ -48,8 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-': stdout, and "
                                                        "the table goes to stderr)")
     parser.add_argument("--figures", metavar="DIR", help="write the summary figure to DIR (ingest_summary.png)")
-    parser.add_argument("--figure-formats", default="png", metavar="LIST",
-                        help="comma-separated formats of the figure: png, pdf, svg (each one is a full draw)")
+    parser.add_argument("--figure-formats", default=",".join(FIGURE_DEFAULT), metavar="LIST", help=FIGURE_FORMATS_HELP)
     parser.add_argument("--no-map-nearest", dest="map_nearest", action="store_false",
                         help="do not replay collectives c3prof cannot run (reduce_scatter) as the nearest "
                              "supported one (all_gather); without this flag every such mapping is stated")
@@ -58,14 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rows", type=int, default=30, metavar="N",
                         help=f"scenarios shown in the table (1 to {MAX_ROWS})")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only warnings and where files went")
-
-
-def _figure_formats(text: str) -> tuple[str, ...]:
-    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
-    bad = [f for f in formats if f not in FIGURE_FORMATS]
-    if bad or not formats:
-        raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FIGURE_FORMATS)}")
-    return formats
 
 
 def _outputs(args: argparse.Namespace) -> list[Output]:
@@ -85,7 +78,7 @@ def _check(args: argparse.Namespace) -> tuple[list[Path], list[str], dict[str, O
 
     if not 1 <= args.max_rows <= MAX_ROWS:
         raise C3profError(f"--max-rows must be between 1 and {MAX_ROWS}, got {args.max_rows}")
-    args.figure_formats = _figure_formats(args.figure_formats)
+    args.figure_formats = parse_figure_formats(args.figure_formats)
     files, notes = expand_inputs(args.traces)
     outputs = check_outputs(files, _outputs(args))  # creates nothing
     return files, notes, {o.flag: o for o in outputs}
@@ -93,18 +86,14 @@ def _check(args: argparse.Namespace) -> tuple[list[Path], list[str], dict[str, O
 
 def run(args: argparse.Namespace) -> int:
     files, input_notes, outputs = _check(args)
-    figures = None
-    if "--figures" in outputs:
-        from c3prof.ingest.figures import FigureWorker
+    if "--figures" not in outputs:
+        return _run(args, files, input_notes, outputs, None)
+    from c3prof.figures.worker import FigurePool
+    from c3prof.ingest.figures import WORKER_PRELOAD
 
-        # Started before the heavy imports: matplotlib loads while they and the traces do.
-        figures = FigureWorker().start()
-    try:
+    # Started before the heavy imports: matplotlib loads in the worker while they and the traces do.
+    with FigurePool(1, preload=WORKER_PRELOAD) as figures:
         return _run(args, files, input_notes, outputs, figures)
-    except BaseException:
-        if figures is not None:
-            figures.cancel()
-        raise
 
 
 def _run(args: argparse.Namespace, files: list[Path], input_notes: list[str], outputs: dict[str, Output],
@@ -157,7 +146,7 @@ class _Payload:
     result: Any  # c3prof.ingest.analyze.IngestResult (imported late: analysis pulls numpy)
     scenarios: list
     text: str
-    figures: Any  # c3prof.ingest.figures.FigureWorker, or None without --figures
+    figures: Any  # a started c3prof.figures.worker.FigurePool, or None without --figures
 
 
 def _write_outputs(args: argparse.Namespace, outputs: dict[str, Output], payload: _Payload) -> list[Path]:
@@ -192,7 +181,9 @@ def _write_figures(args: argparse.Namespace, out: Output, payload: _Payload) -> 
     from c3prof.outputs import atomic_directory
 
     with atomic_directory(out, "ingest figures") as tmp:
-        drawn = payload.figures.finish(payload.result.traces, payload.result.results, tmp, args.figure_formats)
+        result = payload.result
+        drawn = payload.figures.draw([("c3prof.ingest.figures", "draw",
+                                       (result.traces, result.results, tmp, args.figure_formats))])
     return [out.path / p.name for p in drawn]
 
 

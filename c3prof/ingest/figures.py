@@ -8,22 +8,23 @@ figure code (c3prof.figures.common: matplotlib's Figure API, no pyplot), four pa
 4. their fraction of ideal, with bootstrap intervals (panels 2-4 share the scenario labels).
 
 Why one figure, fixed margins, shared labels and PNG by default: each saved file is a full draw, and
-matplotlib's import alone takes longer than ingesting a 35 MB trace. ``FigureWorker`` starts a
-forked process that imports matplotlib while the trace is read, then draws when the results arrive.
-No GPU or torch import.
+matplotlib's import alone takes longer than ingesting a 35 MB trace. ``c3prof ingest`` draws it in a
+worker process (c3prof.figures.worker) started before the trace is read, which imports matplotlib
+meanwhile (``WORKER_PRELOAD``). No GPU or torch import.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from pathlib import Path
-from typing import Any
 
-from c3prof.errors import C3profError
+import numpy as np
+
 from c3prof.ingest.kernel_table import CLASSES
 from c3prof.ingest.names import short_name
 
+# What the figure worker imports before the results arrive: this module and the modules the
+# results are unpickled into (numpy among them).
+WORKER_PRELOAD = ("c3prof.ingest.figures", "c3prof.ingest.analyze")
 MAX_BARS = 20  # the rest are summed into "others" (time share) or left out (slowdowns, fraction)
 FIGURE_NAME = "ingest_summary"
 PNG_DPI = 100
@@ -47,12 +48,12 @@ def _errors(values, cis):
 
 def _breakdown(ax, traces) -> None:
     rows = [(t, b) for t in traces for b in t.breakdown][:MAX_BARS]
-    for i, (t, b) in enumerate(rows):
-        left = 0.0
-        for cls in CLASSES:
-            v = b["classes_ms"][cls]
-            ax.barh(i, v, left=left, color=CLASS_COLORS[cls], label=cls if i == 0 else None)
-            left += v
+    if rows:
+        # One barh call per class for all devices at once (not one per device and class).
+        ms = np.array([[b["classes_ms"][cls] for cls in CLASSES] for _, b in rows])
+        lefts = np.cumsum(ms, axis=1) - ms
+        for k, cls in enumerate(CLASSES):
+            ax.barh(range(len(rows)), ms[:, k], left=lefts[:, k], color=CLASS_COLORS[cls], label=cls)
     labels = []
     for t, b in rows:
         hta = t.hta.get("comm_comp_overlap_pct")
@@ -100,15 +101,9 @@ def _fraction(ax, shown) -> None:
 def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
     """The summary figure, saved in ``formats`` in ``out``: the class breakdown on top, then the three
     per-scenario panels side by side, sharing one set of scenario labels (text is most of the cost)."""
-    import matplotlib
+    from c3prof.figures.common import new_figure, save  # (it also fixes the titles' height: faster)
 
-    from c3prof.figures.common import new_figure, save
-
-    # A fixed title position: matplotlib otherwise measures every tick label of an axes to place
-    # its title (about a third of the draw here); nothing sits above these axes, so 1.0 is where
-    # it would land anyway.
-    with matplotlib.rc_context({"axes.titley": 1.0}):
-        return _draw(traces, results, out, formats, new_figure, save)
+    return _draw(traces, results, out, formats, new_figure, save)
 
 
 def _draw(traces, results, out: Path, formats: tuple[str, ...], new_figure, save) -> list[Path]:
@@ -135,68 +130,3 @@ def _draw(traces, results, out: Path, formats: tuple[str, ...], new_figure, save
     fig.subplots_adjust(left=0.27, right=0.99, top=1 - 0.35 / height, bottom=0.55 / height, wspace=0.08,
                         hspace=0.9 / max((top + bottom) / 2, 0.5))
     return save(fig, out, FIGURE_NAME, formats, dpi=PNG_DPI)
-
-
-class FigureWorker:
-    """Draws the figure in a forked process that imports matplotlib while the parent reads the trace.
-
-    ``start()`` early; ``finish(traces, results, out)`` sends the results and waits for the files.
-    Where fork is not available the figure is drawn in this process (same output, no overlap)."""
-
-    def __init__(self):
-        self._proc: Any = None  # the forked process, None where fork is not available
-        self._conn: Any = None  # its end of the pipe
-
-    def start(self) -> "FigureWorker":
-        if "fork" not in multiprocessing.get_all_start_methods():
-            return self
-        ctx = multiprocessing.get_context("fork")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_worker, args=(child,), daemon=True)
-        self._proc.start()
-        child.close()
-        return self
-
-    def finish(self, traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
-        if self._proc is None:
-            return draw(traces, results, out, formats)
-        try:
-            self._conn.send((traces, results, str(out), formats))
-            ok, payload = self._conn.recv()
-        except (EOFError, OSError) as exc:
-            raise C3profError(f"{out}: the figure process failed ({exc})") from None
-        finally:
-            self._proc.join(timeout=60)
-        if not ok:
-            raise C3profError(payload)
-        return [Path(p) for p in payload]
-
-    def cancel(self) -> None:
-        if self._proc is not None and self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join()
-
-
-def _worker(conn) -> None:
-    # The slow part, done while the parent reads the trace: the imports and the font cache.
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.figure  # noqa: F401
-    from matplotlib import font_manager
-
-    font_manager.findfont("DejaVu Sans")
-    # The modules the results are unpickled into (numpy among them), and the figure helpers:
-    # imported now, not after the results arrive.
-    import c3prof.figures.common  # noqa: F401
-    import c3prof.ingest.analyze  # noqa: F401
-
-    try:
-        traces, results, out, formats = conn.recv()
-    except EOFError:
-        os._exit(0)
-    try:
-        conn.send((True, [str(p) for p in draw(traces, results, Path(out), formats)]))
-    except C3profError as exc:
-        conn.send((False, str(exc)))
-    except Exception as exc:  # reported by the parent as one line
-        conn.send((False, f"{out}: cannot draw the figure: {type(exc).__name__}: {exc}"))
-    conn.close()

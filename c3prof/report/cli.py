@@ -25,6 +25,10 @@ from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
+from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
+from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
+from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
+from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order
 
 
@@ -51,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("-o", "--json", "--out", dest="json", metavar="PATH",
                      help="write the report as JSON (docs/report.md), the main output; '-' for stdout")
     out.add_argument("--csv", metavar="DIR", help="write results/strategies/falsification/... tables as CSV")
-    out.add_argument("--figures", metavar="DIR", help="write figures as PNG and PDF")
+    out.add_argument("--figures", metavar="DIR", help="write the figures to DIR (PNG; --figure-formats for more)")
+    out.add_argument("--figure-formats", default=",".join(FIGURE_DEFAULT), metavar="LIST", help=FIGURE_FORMATS_HELP)
     out.add_argument("--perfetto", metavar="PATH", help="write a Chrome trace JSON for ui.perfetto.dev")
     out.add_argument("-q", "--quiet", action="store_true", help="do not print the terminal report")
     out.add_argument("--wide", action="store_true",
@@ -84,7 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "trace when cores are idle")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
-                     help="run id (scenario/strategy/variant) for the timeline figure (default: first DMA run)")
+                     help="run id (scenario/strategy/variant) for the timeline figure (default: the base run of the "
+                          "GC-equal scenario with the largest ideal speedup)")
     fig.add_argument("--perfetto-max-reps", type=int, default=50, metavar="N",
                      help="repetitions per phase drawn in the Perfetto trace")
 
@@ -133,10 +139,6 @@ def _outputs(args) -> list[Output]:
     return outs
 
 
-# Every file the figures writer makes (PNG and PDF per figure); a re-run replaces these.
-FIGURE_PATTERNS = ("*.png", "*.pdf")
-
-
 def _load(files, split_by: str | None):
     """Group by platform unless asked otherwise; traces whose runs share an id but differ in
     definition (several captures in one directory) cannot be pooled, so they are kept per trace."""
@@ -168,15 +170,19 @@ def _collector_paused():
             gc.enable()
 
 
-def _write_outputs(args, outputs: list[Output], report, dataset) -> list[str]:
-    """Write every output (outer directories before what is nested in them); returns what was written."""
+def _write_outputs(args, outputs: list[Output], report, dataset, figures) -> list[str]:
+    """Write every output (outer directories before what is nested in them); returns what was written.
+    ``figures`` is the FigurePool started for --figures (None without)."""
     written: list[str] = []
     if args.json == "-":
         from c3prof.report.json_out import write_json
 
         write_json(report, "-")
     for out in in_write_order(outputs):
-        written += _WRITERS[out.flag](args, out, report, dataset)
+        if out.flag == "--figures":
+            written += _write_figures(args, out, report, dataset, figures)
+        else:
+            written += _WRITERS[out.flag](args, out, report, dataset)
     return written
 
 
@@ -195,11 +201,12 @@ def _write_csv(args, out, report, dataset) -> list[str]:
     return [str(out.path / n) for n in names]
 
 
-def _write_figures(args, out, report, dataset) -> list[str]:
-    from c3prof.figures import write_figures  # matplotlib only when figures are asked for
+def _write_figures(args, out, report, dataset, figures) -> list[str]:
+    from c3prof.figures import write_figures  # matplotlib is imported where they are drawn: in the workers
 
     with atomic_directory(out, "figures") as tmp:
-        names = [p.name for p in write_figures(report, dataset, str(tmp), args.timeline_run)]
+        names = [p.name for p in write_figures(report, dataset, str(tmp), args.timeline_run,
+                                               args.figure_formats, figures)]
     return [str(out.path / n) for n in names]
 
 
@@ -210,19 +217,32 @@ def _write_perfetto(args, out, report, dataset) -> list[str]:
     return [str(out.path)]
 
 
-_WRITERS = {"--json": _write_json, "--csv": _write_csv, "--figures": _write_figures, "--perfetto": _write_perfetto}
+_WRITERS = {"--json": _write_json, "--csv": _write_csv, "--perfetto": _write_perfetto}
 
 
 def run(args) -> int:
-    from c3prof.report.build import build_report
-
     settings = _settings(args)
+    args.figure_formats = parse_figure_formats(args.figure_formats)
     files = expand_paths(args.traces)
     outputs = check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
+    if not args.figures:
+        return _run(args, settings, files, outputs, None)
+    from c3prof.figures.jobs import MODULES
+    from c3prof.figures.worker import FigurePool, default_workers
+
+    # Started before the traces are read: the workers import matplotlib meanwhile, then draw
+    # several figures at once.
+    with FigurePool(default_workers(), preload=MODULES) as figures:
+        return _run(args, settings, files, outputs, figures)
+
+
+def _run(args, settings, files, outputs: list[Output], figures) -> int:
+    from c3prof.report.build import build_report
+
     with _collector_paused():
         dataset = _load(files, args.split_by)
         report = build_report(dataset, settings)
-    written = _write_outputs(args, outputs, report, dataset)
+    written = _write_outputs(args, outputs, report, dataset, figures)
     to_stdout = args.json == "-"
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render

@@ -1,0 +1,23 @@
+"""``--figure-formats``, the same option in ``report`` and ``ingest`` (no matplotlib import here).
+
+PNG is the default: each further format is a full draw of every figure, and a PDF costs two to
+three times a PNG (font subsetting with fontTools dominates), so it is written only on request.
+"""
+
+from __future__ import annotations
+
+from c3prof.errors import C3profError
+
+FORMATS = ("png", "pdf", "svg")
+DEFAULT = ("png",)
+PATTERNS = tuple(f"*.{f}" for f in FORMATS)  # every file a figures directory may hold (a re-run replaces these)
+HELP = "comma-separated formats of the figures: png, pdf, svg (each one is a full draw; pdf costs 2-3x a png)"
+
+
+def parse(text: str) -> tuple[str, ...]:
+    """``"png,pdf"`` -> ``("png", "pdf")``, duplicates dropped, order kept; anything else is refused."""
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FORMATS)}")
+    return formats

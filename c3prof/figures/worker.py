@@ -1,0 +1,157 @@
+"""Figures drawn in worker processes that are started before the work whose results they draw.
+
+matplotlib's import takes about 0.4 s of CPU and each figure's draw 0.1-0.5 s; neither needs the
+caller's process. ``FigurePool(n).start()`` forks ``n`` processes (a concurrent.futures process pool
+with the fork start method: they start in milliseconds and inherit the caller's imports) that import
+matplotlib, load the font and import the ``preload`` modules while the caller still reads traces and
+computes statistics (and end if the caller is killed). ``draw(jobs)`` then runs each job (module name, function name, arguments: the
+function writes files and returns their paths) in whichever worker is free and returns every path,
+in job order. Several workers draw several figures at once. Jobs name their function instead of
+holding it, so the caller never imports the figure modules, nor matplotlib with them.
+
+Errors: an exception a job raises is raised again here (a C3profError stays a one-line error with
+exit status 2; anything else is a bug, which c3prof.cli reports as one line with exit status 1); a
+worker that dies (killed, out of memory) becomes a C3profError. Workers ignore Ctrl-C: the caller
+handles it and shuts the pool down. Where fork is not available or refused, or with ``workers=0``,
+the jobs run in the caller's process: the same files, without the overlap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from c3prof.errors import C3profError
+
+Job = tuple[str, str, tuple[Any, ...]]  # (module, function, arguments)
+MAX_WORKERS = 4  # about 7 figures per platform; each worker costs a matplotlib import and ~60 MB
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_workers() -> int:
+    """One worker per idle CPU: the CPUs this process may use minus the 1-minute load average (the
+    runnable processes of other jobs), at least one, at most MAX_WORKERS. Where the CPUs are busy,
+    a second worker costs a second matplotlib import and competes with the first: on 2 CPUs at a
+    load average of 2, one worker added 2.1 s to the default suite's report and two added 2.8 s;
+    on idle CPUs several workers draw several figures at once."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not available on this system
+        load = 0.0
+    return max(1, min(MAX_WORKERS, round(available_cpus() - load)))
+
+
+class FigurePool:
+    """``start()`` early, ``draw(jobs)`` when the results are known, ``close()`` (or ``cancel()``) at the end."""
+
+    def __init__(self, workers: int, preload: Sequence[str] = ()):
+        self.workers = workers
+        self.preload = tuple(preload)
+        self._executor: ProcessPoolExecutor | None = None
+
+    def start(self) -> FigurePool:
+        if self.workers <= 0 or "fork" not in multiprocessing.get_all_start_methods():
+            return self  # draw() runs the jobs here
+        try:
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
+                                                 initializer=_warm_up, initargs=(self.preload,))
+            self._executor.submit(_ready)  # the first submit forks every worker (fork: all at once)
+        except OSError:
+            # fork refused (a process or memory limit): draw() draws here, the same files. A worker
+            # forked before the refusal ends with this process (_exit_with).
+            self._executor = None
+        return self
+
+    def draw(self, jobs: Sequence[Job]) -> list[Path]:
+        if self._executor is None:
+            return [p for job in jobs for p in run_job(*job)]
+        futures = [self._executor.submit(run_job, *job) for job in jobs]
+        try:
+            return [p for f in futures for p in _result(f)]
+        except BaseException:
+            # Wait for the jobs still running: none may write into a directory the caller is about
+            # to remove.
+            self._shutdown(wait=True)
+            raise
+
+    def close(self) -> None:
+        self._shutdown(wait=True)
+
+    def cancel(self) -> None:
+        """Drop queued jobs and let the workers exit (at the latest when the interpreter does)."""
+        self._shutdown(wait=False)
+
+    def _shutdown(self, wait: bool) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=wait, cancel_futures=True)
+            self._executor = None
+
+    def __enter__(self) -> FigurePool:
+        return self.start()
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.cancel()
+
+
+def run_job(module: str, function: str, args: tuple[Any, ...]) -> list[Path]:
+    return getattr(importlib.import_module(module), function)(*args)
+
+
+def _result(future: Future) -> list[Path]:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise C3profError("a figure process ended unexpectedly (killed, or out of memory?); no figures "
+                          "written") from None
+
+
+def _exit_with(parent_sentinel: int) -> None:
+    """End this worker when its parent ends. A parent that exits normally has shut the pool down
+    first; one that was killed (kill -9, out of memory) would otherwise leave its idle workers
+    waiting for jobs forever."""
+    multiprocessing.connection.wait([parent_sentinel])
+    os._exit(1)
+
+
+def _ready() -> None:
+    """The first job: makes the pool fork its workers now."""
+
+
+def _warm_up(preload: tuple[str, ...]) -> None:
+    """In each worker, at its start: the slow imports and the font lookup, done while the caller works.
+    A failure here is not reported here: the job that needs the module imports it again and raises
+    (an initializer that raises would break the pool with a logged traceback instead)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+    try:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+        from matplotlib import font_manager
+
+        font_manager.findfont("DejaVu Sans")
+        import c3prof.figures.common  # noqa: F401
+
+        for name in preload:
+            importlib.import_module(name)
+    except Exception:  # noqa: BLE001 (reported by the job, see above)
+        pass

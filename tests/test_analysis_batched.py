@@ -187,10 +187,12 @@ def test_fast_median_is_numpys_median():
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 10, 25, 30, 64, 2048])
-def test_alias_bucket_lookup_equals_the_alias_arithmetic(n):
+def test_alias_bucket_lookup_equals_the_alias_arithmetic(n, monkeypatch):
     """The bucket table answers exactly what the alias arithmetic answers, also for uniforms on and
     next to every cell boundary, keep threshold and bucket edge (where rounding could disagree)."""
+    from c3prof.analysis import stats
     from c3prof.analysis.stats import _alias_draw, _alias_draw_exact, _alias_buckets
+    monkeypatch.setattr(stats, "_DRAWS_BEFORE_TABLE", 0)   # the table from the first draw
     keep, _ = _median_rank_alias(n)
     edges = np.concatenate([np.arange(n) / n, (np.arange(n) + keep) / n, np.arange(0, 1 << 16, 7) / (1 << 16)])
     edges = edges[(edges > 0) & (edges < 1)]
@@ -199,3 +201,18 @@ def test_alias_bucket_lookup_equals_the_alias_arithmetic(n):
     for u in (near, np.random.default_rng(n).random((3, 20000))):
         assert np.array_equal(_alias_draw(u, n), _alias_draw_exact(u, n))
     assert (_alias_buckets(n) < 0).sum() <= 4 * n  # only the buckets a boundary falls in
+
+
+def test_few_draws_of_a_length_build_no_bucket_table(monkeypatch):
+    """An ingest draws a few thousand medians of each of many lengths: the arithmetic serves them,
+    and the table (about 10^5 draws' worth of work) is built only for a length drawn often."""
+    from c3prof.analysis import stats
+    monkeypatch.setattr(stats, "_exact_draws", {})
+    stats._alias_buckets.cache_clear()
+    u = np.random.default_rng(0).random(2000)
+    assert np.array_equal(stats._alias_draw(u, 13), stats._alias_draw_exact(u, 13))
+    assert stats._alias_buckets.cache_info().currsize == 0
+    big = np.random.default_rng(1).random(stats._DRAWS_BEFORE_TABLE)
+    stats._alias_draw(big, 13)
+    assert np.array_equal(stats._alias_draw(u, 13), stats._alias_draw_exact(u, 13))
+    assert stats._alias_buckets.cache_info().currsize == 1

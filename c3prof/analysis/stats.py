@@ -243,9 +243,20 @@ def _alias_buckets(n: int) -> np.ndarray:
     return np.where(same_cell & (kept_all | kept_none), table, -1)
 
 
+# Draws of one n made by the arithmetic before its bucket table is built: the table costs about as
+# much as 10^5 draws, so an ingest with a few hundred short series of many lengths never builds one,
+# and a report with 10^8 draws of a few lengths builds each once.
+_DRAWS_BEFORE_TABLE = 1 << 18
+_exact_draws: dict[int, int] = {}
+
+
 def _alias_draw(u: np.ndarray, n: int) -> np.ndarray:
     """_alias_draw_exact's values, mostly by one lookup of u's bucket (cheaper than the alias
     arithmetic over 10^8 draws); the few draws in ambiguous buckets get the arithmetic itself."""
+    seen = _exact_draws.get(n, 0)
+    if seen < _DRAWS_BEFORE_TABLE:
+        _exact_draws[n] = seen + u.size
+        return _alias_draw_exact(u, n)
     j1 = _alias_buckets(n).take((u * (1 << _BUCKET_BITS)).astype(np.intp))
     odd = np.flatnonzero(j1 < 0)
     if odd.size:

@@ -150,3 +150,17 @@ def test_settings_flow_into_the_report(tmp_path):
             expected = "G-long" if tg > 3 * tc else "C-long" if tc > 3 * tg else "GC-equal"
             assert r["taxonomy"] == expected, r["run"]
     assert "3 * T_c" in " ".join(x["rule"] for x in rep["rules"])
+
+
+def test_strategy_summary_figure_labels_the_suite_interval(monkeypatch, tmp_path):
+    """Each row's label gives the interval for this suite beside the drawn one over scenarios."""
+    from c3prof.figures import summary
+
+    drawn = {}
+    monkeypatch.setattr(summary, "save", lambda fig, outdir, name, formats: drawn.setdefault("fig", fig) and [])
+    row = {"platform": "P", "strategy": "sp", "selection": "default", "mean_fraction_of_ideal": 0.449,
+           "mean_fraction_ci": [0.265, 0.636], "mean_fraction_ci_suite": [0.446, 0.451], "n_scenarios": 15}
+    report = {"strategies": [row], "settings": {"confidence": 0.95, "min_ideal": 1.05}}
+    summary.plot(report, "P", tmp_path)
+    texts = [t.get_text() for t in drawn["fig"].axes[0].texts]
+    assert texts == ["44.9% (n=15; this suite 44.6% to 45.1%)"]

@@ -117,3 +117,24 @@ def test_vendor_backends_do_not_import_each_other():
                 crossings += [f"{path.relative_to(root)} imports {n}" for n in names for other in vendors
                               if other != vendor and n.startswith(f"c3prof.backends.{other}")]
     assert not crossings, crossings
+
+
+def test_torch_process_group_uses_the_vendor_library_only_with_device_collectives():
+    """CUDA and HIP share init_torch_process_group: gloo without device collectives (torch is not
+    even loaded), else the device made current and torch's "nccl" group (RCCL on ROCm) bound to it."""
+    from datetime import timedelta
+
+    calls = []
+    dist = types.SimpleNamespace(init_process_group=lambda name, **kw: calls.append((name, kw)))
+    cuda = types.SimpleNamespace(set_device=lambda d: calls.append(("set_device", d)))
+    torch = types.SimpleNamespace(cuda=cuda, device=lambda kind, d: (kind, d))
+
+    def no_torch():
+        raise AssertionError("torch loaded for a gloo group")
+
+    t = timedelta(seconds=5)
+    base.init_torch_process_group(dist, no_torch, 3, t, device_collectives=False)
+    assert calls == [("gloo", {"timeout": t})]
+    calls.clear()
+    base.init_torch_process_group(dist, lambda: torch, 3, t, device_collectives=True)
+    assert calls == [("set_device", 3), ("nccl", {"timeout": t, "device_id": ("cuda", 3)})]

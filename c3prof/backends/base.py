@@ -264,6 +264,18 @@ class Backend(Protocol):
         """Open ``device`` as one rank of a multi-GPU capture; setups agree through ``agreement``."""
 
 
+def init_torch_process_group(dist, require_torch: Callable[[], Any], device: int, timeout: timedelta,
+                             device_collectives: bool) -> None:
+    """Backend.init_process_group for a vendor whose torch build names its GPU "cuda" and its
+    collective library "nccl" (NCCL on CUDA, RCCL on ROCm): gloo without device collectives."""
+    if not device_collectives:
+        dist.init_process_group("gloo", timeout=timeout)
+        return
+    torch = require_torch()
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", device))
+
+
 def isolated_visible_devices(local_rank: int, visible: str | None, node_gpus: int, share_gpu: bool,
                              variable: str = "CUDA_VISIBLE_DEVICES") -> str:
     """The ``variable`` value (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES) that shows a rank only its own

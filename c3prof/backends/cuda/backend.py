@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from c3prof.backends.base import init_torch_process_group
+
 
 class CudaBackend:
     name = "cuda"
@@ -44,14 +46,9 @@ class CudaBackend:
         return CudaBench(device=device, seed=seed, make_timer=make_timer)
 
     def init_process_group(self, dist, device: int, timeout: timedelta, device_collectives: bool) -> None:
-        if not device_collectives:
-            dist.init_process_group("gloo", timeout=timeout)
-            return
         from c3prof.backends.cuda.device import require_torch
 
-        torch = require_torch()
-        torch.cuda.set_device(device)
-        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", device))
+        init_torch_process_group(dist, require_torch, device, timeout, device_collectives)
 
     def open_distributed_bench(self, device: int, seed: int, make_timer, agreement, timeout: timedelta, options):
         from c3prof.backends.cuda.collectives import DistributedCudaBench

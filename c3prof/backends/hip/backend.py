@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from c3prof.backends.base import isolated_visible_devices
+from c3prof.backends.base import init_torch_process_group, isolated_visible_devices
 from c3prof.errors import C3profError
 
 
@@ -50,14 +50,9 @@ class HipBackend:
 
     def init_process_group(self, dist, device: int, timeout: timedelta, device_collectives: bool) -> None:
         """torch.distributed's "nccl" backend is RCCL on a ROCm build of torch."""
-        if not device_collectives:
-            dist.init_process_group("gloo", timeout=timeout)
-            return
         from c3prof.backends.hip.device import require_torch
 
-        torch = require_torch()
-        torch.cuda.set_device(device)
-        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", device))
+        init_torch_process_group(dist, require_torch, device, timeout, device_collectives)
 
     def isolate_device(self, local_rank: int, share_gpu: bool) -> str:
         """Show this process only its own GPU (HIP_VISIBLE_DEVICES), before HIP initializes."""

@@ -21,6 +21,6 @@ bash scripts/setup.sh capture || exit 1
 mkdir -p out
 trace=out/default-$(date +%Y%m%d-%H%M%S).jsonl
 say "capturing the default suite into $trace (progress below; Ctrl-C keeps what was measured)"
-.venv/bin/c3prof capture --suite default --visits 2 --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
+.venv/bin/c3prof capture --suite default --visits 4 --max-reps 30 --out "$trace" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
 say "analyzing $trace: tables below, figures in out/figures, JSON in out/report.json"
 .venv/bin/c3prof report "$trace" --figures out/figures --json out/report.json

@@ -89,6 +89,7 @@ class SeriesBank:
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
+        self.visit_rounds: list[np.ndarray] | None = None   # round ids of each visit (2+ visits)
         # The first (visit) stage, drawn once per group and number of visits and shared by every
         # scenario of the group (stats.draw_visit_round_counts says why); kept across clear().
         self._visit_picks: dict[tuple[str, int], np.ndarray] = {}
@@ -103,6 +104,7 @@ class SeriesBank:
         self._round_pos = {}
         self._counts = None
         self.visits = 1
+        self.visit_rounds = None
 
     def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
                        sweep_of: dict[int, str] | None = None) -> None:
@@ -119,6 +121,8 @@ class SeriesBank:
             visits = _complete_visits(runs, ids, sweep_of or {})
             n = self.settings.n_resamples
             self.visits = 1 if visits is None else len(set(visits.tolist()))
+            if visits is not None:
+                self.visit_rounds = [np.asarray(ids)[visits == v] for v in range(self.visits)]
             self._counts = (draw_round_counts(len(ids), n, rng) if visits is None
                             else draw_visit_round_counts(visits, n, rng, self._shared_visit_picks(group_key)))
 
@@ -343,6 +347,9 @@ class RunMetrics:
     gemm_drift: Estimate = field(default_factory=lambda: missing("no base run to compare with"))
     paired: bool = False  # against-base ratios resampled by round (run and base measured interleaved)
     visits: int = 1       # visits of the scenario resampled (two-stage bootstrap when > 1)
+    # Per visit (2+ complete visits): (ideal, fraction of ideal) from that visit's repetitions alone,
+    # NaN where undefined. The strategy summary's replication interval (strategies.py) uses them.
+    by_visit: tuple[tuple[float, float], ...] | None = None
 
 
 def _overlap_series(run: MergedRun) -> np.ndarray | None:
@@ -420,10 +427,35 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         own_ideal=own_ideal, own_realized=own_realized, own_fraction=own_fraction,
         gemm_slowdown=gemm_sd, comm_slowdown=comm_sd, overlap=overlap,
         n_reps={p: run.n_reps(p) for p in ("gemm", "comm", "serial", "concurrent")},
+        by_visit=_visit_fractions(run, base if base is not None else run, bank.visit_rounds),
     )
     if not bank.defer_cis:
         later.flush()
     return metrics
+
+
+def _visit_fractions(run: MergedRun, ref: MergedRun,
+                     visit_rounds: list[np.ndarray] | None) -> tuple[tuple[float, float], ...] | None:
+    """Per visit: (ideal, fraction of ideal) from the medians of that visit's repetitions alone (T_s,
+    T_g, T_c of ``ref``, T_cc of ``run``). Visits are independent replications of the whole suite,
+    so their spread measures what moves a capture's numbers from one pass to the next."""
+    if visit_rounds is None:
+        return None
+    out = []
+    for rounds in visit_rounds:
+        med = []
+        for src, phase in ((ref, "serial"), (ref, "gemm"), (ref, "comm"), (run, "concurrent")):
+            values, ids = src.series(phase, "total_ms"), src.rounds.get(phase)
+            if values is None or ids is None or values.size != np.size(ids):
+                return None
+            chosen = values[np.isin(ids, rounds)]
+            if chosen.size == 0:
+                return None
+            med.append(float(np.median(chosen)))
+        ts, tg, tc, tcc = med
+        gain = float(ideal(ts, tg, tc))
+        out.append((gain, float(fraction(ts, tg, tc, tcc)) if gain > 1.0 else float("nan")))
+    return tuple(out)
 
 
 def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: float,

@@ -69,6 +69,21 @@ def test_two_captures_agree_within_each_others_intervals():
         assert x["mean_fraction_ci"][0] <= y["mean_fraction_of_ideal"] <= x["mean_fraction_ci"][1], strategy
 
 
+@pytest.mark.parametrize("name", ["h200_default_v4_e.jsonl", "h200_default_v4_f.jsonl"])
+def test_four_visit_captures_give_suite_intervals_under_20_points(name):
+    """scripts/run.sh's capture (4 visits of 30 repetitions): every strategy's suite mean has an
+    interval at most 20 points wide that holds the bootstrap's and the replication interval over
+    the 4 visits, whose means it lists."""
+    rep = report(DATA / name)
+    rows = {s["strategy"]: s for s in rep["strategies"] if s["selection"] == "default"}
+    assert set(rows) == {"base", "sp", "rp", "dma"}
+    for strategy, row in rows.items():
+        lo, hi = row["mean_fraction_ci_suite"]
+        assert hi - lo <= 0.20, strategy
+        assert lo <= row["mean_fraction_of_ideal"] <= hi, strategy
+        assert len(row["mean_fraction_by_visit"]) == 4 and "4 visits" in row["ci_suite_method"], strategy
+
+
 def test_interference_dose_response_from_the_h200():
     rep = report(DATA / "h200_interference.jsonl")
     (dose,) = rep["interference"]

@@ -3,12 +3,16 @@ two-stage bootstrap (visits, then rounds) that puts drift between visits in the 
 the capture runs on the SYNTHETIC backend (tests/fakes.py, nothing measured)."""
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
+from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import load
-from c3prof.analysis.speedup import BootstrapSettings, SeriesBank
-from c3prof.analysis.stats import draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
+from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, analyze_group
+from c3prof.analysis.strategies import _replication_interval
+from c3prof.analysis.stats import CI, draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
 from c3prof.trace import PHASES, phase_key, read_trace, split_phase_key
@@ -119,3 +123,55 @@ def test_an_interrupted_second_visit_resumes_where_it_stopped(tmp_path):
     done = read_trace(path)
     assert all(set(r.phases) == set(PHASES) | {phase_key(p, 2) for p in PHASES} for r in done.runs.values())
     assert summary.phases_measured < len(plans) * len(PHASES)      # only what was missing
+
+
+def test_each_visit_gets_its_own_fraction_of_ideal(tmp_path):
+    """RunMetrics.by_visit: (ideal, fraction) from each visit's repetitions alone, against the base
+    run's T_s, T_g, T_c of the same visit."""
+    path = tmp_path / "t.jsonl"
+    capture(path, FakeBench(), STRATEGIES, visits=2)
+    trace = read_trace(path)
+    group = load([str(path)]).groups[0]
+    metrics = analyze_group(group, SeriesBank(BootstrapSettings(n_resamples=200)))
+    checked = 0
+    for m in metrics:
+        assert m.by_visit is not None and len(m.by_visit) == 2
+        base = trace.runs[m.base.id]
+        own = trace.runs[m.run.id]
+        for v, (ideal_v, fraction_v) in enumerate(m.by_visit, start=1):
+            ts, tg, tc, tcc = (float(np.median(run.phases[phase_key(p, v)].total_ms))
+                               for run, p in ((base, "serial"), (base, "gemm"), (base, "comm"), (own, "concurrent")))
+            assert ideal_v == pytest.approx(ts / max(tg, tc))
+            if ideal_v > 1:
+                assert fraction_v == pytest.approx((ts / tcc - 1) / (ideal_v - 1))
+                checked += 1
+    assert checked >= 2
+
+
+def _passes(visit_fractions):
+    """Stand-ins for RunMetrics with per-visit values only (ideal 1.5 everywhere)."""
+    return [SimpleNamespace(by_visit=tuple((1.5, f) for f in fs)) for fs in visit_fractions]
+
+
+def test_the_suite_interval_is_the_hull_of_bootstrap_and_replication_interval():
+    passes = _passes([[0.40, 0.50, 0.45], [0.20, 0.30, 0.25]])          # visit means 0.30, 0.40, 0.35
+    narrow = CI(0.34, 0.36)
+    out = _replication_interval(passes, 0.35, narrow, 0.95, 1.05)
+    assert out["mean_fraction_by_visit"] == pytest.approx([0.30, 0.40, 0.35])
+    half = student_t.ppf(0.975, 2) * np.std([0.30, 0.40, 0.35], ddof=1) / np.sqrt(3)
+    assert out["mean_fraction_ci_suite"] == pytest.approx([0.35 - half, 0.35 + half])
+    assert "3 visits" in out["ci_suite_method"]
+    wide = CI(0.0, 0.9)                                   # the bootstrap already wider: kept as it is
+    assert _replication_interval(passes, 0.35, wide, 0.95, 1.05)["mean_fraction_ci_suite"] == [0.0, 0.9]
+
+
+def test_one_visit_or_unequal_visits_keep_the_bootstrap_interval():
+    boot = CI(0.1, 0.2)
+    one = _replication_interval(_passes([[0.1], [0.2]]), 0.15, boot, 0.95, 1.05)
+    mixed = _replication_interval(_passes([[0.1, 0.2], [0.2, 0.3, 0.4]]), 0.2, boot, 0.95, 1.05)
+    for out in (one, mixed):
+        assert out["mean_fraction_ci_suite"] == [0.1, 0.2] and out["mean_fraction_by_visit"] is None
+        assert "one visit" in out["ci_suite_method"]
+    # a visit whose scenarios all fall below the inclusion rule gives no replication interval
+    low = [SimpleNamespace(by_visit=((1.5, 0.3), (1.01, 0.9)))]
+    assert _replication_interval(low, 0.3, boot, 0.95, 1.05)["mean_fraction_by_visit"] is None

@@ -16,8 +16,10 @@ from report_helpers import DATA
 from c3prof.advise.data import MeasuredRun, MeasuredScenario, measured_set
 from c3prof.advise.evaluate import RULES, interval_coverage, loso, measured_best, rule_choice, score, summarize
 from c3prof.advise.fit import capture_inputs, fit
+from c3prof.advise.model import fit_tables
 from c3prof.advise.predict import advise
 from c3prof.advise.settings import settings_for
+from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.cli import main
 from c3prof.scenarios import CommSpec, GemmSpec
 
@@ -273,6 +275,17 @@ def test_json_that_is_neither_report_nor_ingest_is_refused(tmp_path, capsys):
     assert "neither a c3prof report JSON nor an ingest JSON" in capsys.readouterr().err
 
 
+def test_json_inside_the_figures_directory_survives(tmp_path):
+    """--json inside --figures: the directory is replaced first, then the JSON written into it (the
+    other order lost the JSON while reporting it written)."""
+    figs = tmp_path / "advise"
+    for _ in range(2):   # and a re-run replaces both
+        assert main(["advise", "--train", D1, "--evaluate", D2, "--no-loso", "-q",
+                     "--json", str(figs / "advise.json"), "--figures", str(figs)]) == 0
+        assert json.loads((figs / "advise.json").read_text())["validation"]
+        assert any(p.suffix == ".png" for p in figs.iterdir())
+
+
 def test_output_may_not_overwrite_a_training_trace(tmp_path, capsys):
     import shutil
 
@@ -308,3 +321,21 @@ def test_transfer_advice_names_no_nccl_setting():
     ctas = settings_for("rp/ctas8", {"comm_ctas": 8}, op="transfer")
     assert ctas and "8 CTAs" in ctas[0] and "NCCL" not in ctas[0]
     assert any("NCCL_CTA_POLICY_ZERO" in s for s in settings_for("dma/default", {}, op="all_gather"))
+
+
+HELDOUT2 = DATA / "h200_heldout2.jsonl"
+# The training captures of the second held-out test (docs/advise.md): every committed capture of the
+# default, train and heldout suites.
+TRAIN_ALL = [str(DATA / f"h200_{n}.jsonl") for n in ("default_1", "default_2", "default_pair_a", "default_pair_b",
+                                                     "default_pair_c", "default_pair_d", "default_v4_e",
+                                                     "default_v4_f", "train_hbm", "heldout")]
+
+
+def test_second_heldout_capture_shares_no_shape_with_any_training_capture():
+    """heldout2's GEMM shapes are in none of the training captures, so its score is a held-out test."""
+    train_all = measured_set(TRAIN_ALL, BootstrapSettings(n_resamples=200))
+    held = measured_set([str(HELDOUT2)], BootstrapSettings(n_resamples=200))
+    assert len(held.scenarios) == 30
+    assert not {s.gemm for s in held.scenarios} & {s.gemm for s in train_all.scenarios}
+    model = fit_tables(train_all.scenarios)
+    assert all(score(model, s).held_out for s in held.scenarios)

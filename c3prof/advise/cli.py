@@ -108,14 +108,15 @@ def run(args) -> int:
     import json
 
     from c3prof.analysis.dataset import expand_paths
-    from c3prof.outputs import atomic_directory, check_outputs, write_text_atomic
+    from c3prof.outputs import atomic_directory, check_outputs, in_write_order, write_text_atomic
 
     traces = expand_paths([*args.train, *(args.evaluate or [])])
     outputs = check_outputs([*traces, *args.inputs], _outputs(args))
     doc = _document(args)
     text = json.dumps(doc, indent=1, allow_nan=False, default=str)
     written = []
-    for out in outputs:
+    # A directory first: replacing it as a whole would drop a JSON written into it before.
+    for out in in_write_order(outputs):
         if out.flag == "--json":
             write_text_atomic(out.path, text + "\n", "advise JSON")
         else:

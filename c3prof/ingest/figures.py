@@ -49,7 +49,7 @@ def _bars(ax, y, width, *, left=0.0, height: float = 0.8, color=None, xerr=None)
     x0, x1, y0, y1 = left, left + width, y - height / 2, y + height / 2
     boxes = np.stack([np.stack([x0, y0], -1), np.stack([x0, y1], -1), np.stack([x1, y1], -1),
                       np.stack([x1, y0], -1)], axis=1)
-    bars = PolyCollection(boxes, facecolors=color, edgecolors="none")
+    bars = PolyCollection(list(boxes), facecolors=color, edgecolors="none")
     bars.sticky_edges.x.extend(np.unique(left).tolist())
     ax.add_collection(bars)
     if xerr is not None:

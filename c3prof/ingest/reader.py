@@ -1,9 +1,10 @@
 """Read one Kineto trace file (plain or gzip JSON) into a :class:`KinetoTrace`, streaming.
 
-The file is fed to the compiled scanner (c3prof.ingest._kineto) in chunks (CHUNK_BYTES), so memory holds one chunk
-plus the kept events, never the document. gzip is decompressed incrementally with zlib (a truncated
-gzip file yields what was decompressed before the cut). If the extension is not built, reading
-fails with a message that says how to build it: there is no silent fallback to a slow reader.
+The file is fed to the compiled scanner (c3prof.ingest._kineto) in chunks (CHUNK_BYTES), so memory
+holds one chunk plus the kept events, never the document. gzip is decompressed incrementally with
+zlib (a truncated gzip file yields what was decompressed before the cut). If the extension is not
+built, reading fails with a message that says how to build it: there is no silent fallback to a
+slow reader.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ the jobs run in the caller's process: the same files, without the overlap.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import multiprocessing
 import multiprocessing.connection
@@ -138,11 +139,24 @@ def _ready() -> None:
 def _warm_up(preload: tuple[str, ...]) -> None:
     """In each worker, at its start: the slow imports and the font lookup, done while the caller works.
     A failure here is not reported here: the job that needs the module imports it again and raises
-    (an initializer that raises would break the pool with a logged traceback instead)."""
+    (an initializer that raises would break the pool with a logged traceback instead).
+
+    The garbage collector is off during the imports, whose objects all live as long as the worker
+    (collecting them was a tenth of the import time), and then ``gc.freeze``: what the worker
+    inherited and imported is left out of the collections during the draws (6% of a draw)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+    gc.disable()
+    try:
+        _import(preload)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def _import(preload: tuple[str, ...]) -> None:
     try:
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401

@@ -88,10 +88,15 @@ def run(args: argparse.Namespace) -> int:
     files, input_notes, outputs = _check(args)
     if "--figures" not in outputs:
         return _run(args, files, input_notes, outputs, None)
+    import numpy.ma  # noqa: F401
+
+    import c3prof.ingest.analyze  # noqa: F401
     from c3prof.figures.worker import FigurePool
     from c3prof.ingest.figures import WORKER_PRELOAD
 
-    # Started before the heavy imports: matplotlib loads in the worker while they and the traces do.
+    # The modules both processes need are imported before the fork, once (the worker inherits
+    # them; numpy.ma: np.unique imports it on its first call, matplotlib at import). Then the
+    # worker imports matplotlib while this process reads the traces.
     with FigurePool(1, preload=WORKER_PRELOAD) as figures:
         return _run(args, files, input_notes, outputs, figures)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 MAX_NAME_CHARS = 16384
 MAX_SHORT = 72
@@ -127,8 +128,10 @@ def _base(name: str) -> tuple[str, str]:
     return base.strip(), first
 
 
+@lru_cache(maxsize=65536)
 def head(name: str) -> str:
-    """The identifying part of a kernel name (steps 1-2 of the rule), from the demangled name."""
+    """The identifying part of a kernel name (steps 1-2 of the rule), from the demangled name.
+    Cached: classification, the kernel table and the labels ask for the same few hundred names."""
     base, first = _base(demangled(name))
     if first and _WRAPPER.search(base):
         inner, _ = _base(first)

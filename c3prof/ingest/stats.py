@@ -8,23 +8,37 @@ the ratio of the samples' median replicates.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from c3prof.analysis.stats import (CI, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS, bootstrap_medians, no_ci,
-                                   percentile_ci, rng_for)
+                                   percentile_ci, rng_for, sorted_median)
 
 
 class MedianSample:
-    """One sample's median and its bootstrap median replicates (drawn once, shared by every ratio)."""
+    """One sample's median and its bootstrap median replicates (drawn once, shared by every ratio).
+
+    The replicates are drawn when first asked for: most samples of a trace (those of scenarios
+    without a reference, or too small for an interval) never are, and drawing them was most of the
+    summary's time. Each sample has its own generator (seeded from its key), so when, or whether,
+    another sample draws changes none of its values."""
 
     def __init__(self, values, key: tuple, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED):
         self.values = np.asarray(values, dtype=float)
         self.n = int(self.values.size)
-        self.median = float(np.median(self.values)) if self.n else float("nan")
-        self.replicates = (bootstrap_medians(self.values, n_resamples, rng_for(seed, "ingest", *key))
-                           if self.n else np.full(n_resamples, np.nan))
+        self._sorted = np.sort(self.values)
+        # sorted_median is np.median's value for finite values (durations are), without its overhead.
+        self.median = sorted_median(self._sorted) if self.n else float("nan")
+        self._key, self._n_resamples, self._seed = key, n_resamples, seed
+
+    @cached_property
+    def replicates(self) -> np.ndarray:
+        if not self.n:
+            return np.full(self._n_resamples, np.nan)
+        return bootstrap_medians(self._sorted, self._n_resamples, rng_for(self._seed, "ingest", *self._key),
+                                 presorted=True)
 
 
 def ratio_ci(fn: Callable[..., np.ndarray], *samples: MedianSample) -> CI:

@@ -47,7 +47,7 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   many_bootstrap_medians, no_ci, percentile_ci, percentile_cis,
+                                   keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
                                    round_resampled_medians, rng_for, sorted_median)
 
 
@@ -158,8 +158,7 @@ class SeriesBank:
                 todo.setdefault(values.size, []).append((key, label, values))
         for n, items in todo.items():
             srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
-            reps = many_bootstrap_medians(srt, [rng_for(self.settings.seed, *k) for k, _, _ in items],
-                                          self.settings.n_resamples)
+            reps = keyed_bootstrap_medians(srt, self.settings.seed, [k for k, _, _ in items], self.settings.n_resamples)
             mid = srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])  # sorted_median
             for (key, label, values), m, r in zip(items, mid.tolist(), reps):
                 self._cache[key] = Series(label=label, values=values, median=m, replicates=r)
@@ -213,7 +212,7 @@ def missing(reason: str) -> Estimate:
 
 class PendingCIs:
     """Intervals computed later, many at once: ``estimate(..., later=this)`` registers an estimate's
-    replicates and ``flush()`` sets every registered estimate's CI (percentile_cis over one block).
+    replicates and ``flush()`` sets every registered estimate's CI (stats.percentile_cis_of_rows).
     The CIs are the ones percentile_ci gives; only the per-call numpy overhead is shared."""
 
     def __init__(self, confidence: float):
@@ -237,15 +236,9 @@ class PendingCIs:
 
 def _set_cis(items: list[tuple["Estimate", Callable[[], str | None] | None]], reps: list[np.ndarray],
              confidence: float) -> None:
-    by_size: dict[int, list[int]] = {}
-    for i, r in enumerate(reps):
-        by_size.setdefault(r.size, []).append(i)
-    for idx in by_size.values():
-        cis = percentile_cis(np.stack([reps[i] for i in idx]), confidence)
-        for i, ci in zip(idx, cis):
-            est, veto = items[i]
-            why = veto() if ci.ok and veto is not None else None
-            est.ci = no_ci(why) if why else ci
+    for (est, veto), ci in zip(items, percentile_cis_of_rows(reps, confidence)):
+        why = veto() if ci.ok and veto is not None else None
+        est.ci = no_ci(why) if why else ci
 
 
 NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")

@@ -87,12 +87,47 @@ cdef extern from *:
         uint64_t out = (x >> rot) | (x << ((-rot) & 63u));
         return (double)(out >> 11) * (1.0 / 9007199254740992.0);
     }
+
+    /* The median rank J1 - 1 of `reps` replicates for each of `rows` series, series i drawing from
+       the keyed generator (seed, digests[i]), through the alias table (stats._alias_draw_exact,
+       operation for operation): values[i*reps + b] = xs[i*n + J1 - 1] when `values` is given, else
+       ranks[i*reps + b] = J1 - 1. Then `extra` further uniforms of each generator go to
+       more[i*extra + k]. Series are drawn C3_LANES at a time: their generators are independent
+       chains of 128-bit multiplies, which the CPU overlaps; the alias choice is branch-free (a
+       mispredicted branch per draw cost more than the draw). */
+    #define C3_LANES 4
+    static void c3_tabled_draws(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                                const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        const double dn = (double)n;
+        for (ptrdiff_t i0 = 0; i0 < rows; i0 += C3_LANES) {
+            int m = rows - i0 < C3_LANES ? (int)(rows - i0) : C3_LANES;
+            c3_pcg64 g[C3_LANES];
+            for (int l = 0; l < m; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
+            for (ptrdiff_t b = 0; b < reps; b++) {
+                for (int l = 0; l < m; l++) {
+                    double scaled = c3_pcg64_double(&g[l]) * dn;
+                    ptrdiff_t cell = (ptrdiff_t)scaled;
+                    ptrdiff_t other = alias[cell];
+                    ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
+                    ptrdiff_t at = (i0 + l) * reps + b;
+                    if (values) values[at] = xs[(i0 + l) * n + j];
+                    else ranks[at] = j;
+                }
+            }
+            for (int l = 0; l < m; l++)
+                for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
+        }
+    }
     """
     ctypedef struct c3_pcg64:
         pass
     void c3_pcg64_seed(c3_pcg64 *rng, uint32_t seed, uint32_t digest) nogil
     double c3_pcg64_double(c3_pcg64 *rng) nogil
     void c3_seed_sequence(uint32_t w0, uint32_t w1, uint64_t out[4]) nogil
+    void c3_tabled_draws(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
+                         const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
+                         double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more) nogil
 
 
 def seed_sequence_words(uint32_t seed, uint32_t digest):
@@ -116,46 +151,33 @@ def keyed_uniforms(uint32_t seed, const uint32_t[::1] digests, double[:, ::1] ou
                 out[i, b] = c3_pcg64_double(&rng)
 
 
-cdef inline Py_ssize_t _alias_rank(double u, Py_ssize_t n, const double[::1] keep, const Py_ssize_t[::1] alias) noexcept nogil:
-    # stats._alias_draw_exact, operation for operation: scaled = u * n; cell = int(scaled);
-    # kept when scaled - cell < keep[cell].
-    cdef double scaled = u * <double>n
-    cdef Py_ssize_t cell = <Py_ssize_t>scaled
-    return cell if scaled - <double>cell < keep[cell] else alias[cell]
-
-
 def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::1] digests,
                        const double[::1] keep, const Py_ssize_t[::1] alias, double[:, ::1] out):
     """stats.tabled_medians_from_uniforms for odd n, each row's uniforms from its keyed generator:
     out[i, b] = xs[i, J1 - 1] (the resample median is one order statistic)."""
-    cdef Py_ssize_t i, b, n = xs.shape[1]
-    cdef c3_pcg64 rng
-    _check_shapes(xs.shape[0], n, digests.shape[0], keep.shape[0], alias.shape[0], out.shape[0])
+    cdef Py_ssize_t rows = xs.shape[0], n = xs.shape[1]
+    _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], out.shape[0])
+    if rows == 0 or out.shape[1] == 0:
+        return
     with nogil:
-        for i in range(xs.shape[0]):
-            c3_pcg64_seed(&rng, seed, digests[i])
-            for b in range(out.shape[1]):
-                out[i, b] = xs[i, _alias_rank(c3_pcg64_double(&rng), n, keep, alias)]
+        c3_tabled_draws(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
+                        &out[0, 0], NULL, 0, NULL)
 
 
 def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const double[::1] keep,
                  const Py_ssize_t[::1] alias, Py_ssize_t[:, ::1] j1, double[:, :, ::1] u2):
     """For even n: J1 - 1 of each replicate (``j1``, (S, B)) and the two further uniforms per
-    replicate (``u2``, (S, 2, B)) that stats.tabled_medians_from_uniforms turns into J2, in the
-    generator's order (stats._rank_uniforms)."""
-    cdef Py_ssize_t i, b, k, reps = j1.shape[1]
-    cdef c3_pcg64 rng
-    _check_shapes(j1.shape[0], n, digests.shape[0], keep.shape[0], alias.shape[0], u2.shape[0])
+    replicate (``u2``, (S, 2, B)) that stats.medians_from_ranks turns into J2, in the generator's
+    order (stats._rank_uniforms)."""
+    cdef Py_ssize_t rows = j1.shape[0], reps = j1.shape[1]
+    _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], u2.shape[0])
     if u2.shape[1] != 2 or u2.shape[2] != reps:
         raise ValueError("tabled_ranks: u2 must be (S, 2, B)")
+    if rows == 0 or reps == 0:
+        return
     with nogil:
-        for i in range(j1.shape[0]):
-            c3_pcg64_seed(&rng, seed, digests[i])
-            for b in range(reps):
-                j1[i, b] = _alias_rank(c3_pcg64_double(&rng), n, keep, alias)
-            for k in range(2):
-                for b in range(reps):
-                    u2[i, k, b] = c3_pcg64_double(&rng)
+        c3_tabled_draws(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
+                        2 * reps, &u2[0, 0, 0])
 
 
 cdef _check_shapes(Py_ssize_t rows, Py_ssize_t n, Py_ssize_t n_digests, Py_ssize_t n_keep,
@@ -197,7 +219,7 @@ def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, doubl
             size = row.shape[0]
             if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
                 raise ValueError("percentile_pairs: positions outside the fast case")
-            work.resize(size)
+            work.resize(2 * size + 2)
         elif row.shape[0] != size:
             raise ValueError("percentile_pairs: rows of different lengths")
         with nogil:
@@ -206,19 +228,19 @@ def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, doubl
 
 cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, double p_hi, Py_ssize_t lo,
                           Py_ssize_t hi, double *work, double *low, double *high, int64_t *bad) noexcept nogil:
-    cdef Py_ssize_t j, n_bad = 0
+    cdef Py_ssize_t j, n_nan = 0
     cdef double v, vmin = row[0], vmax = row[0]
-    for j in range(size):
+    for j in range(size):  # branch-free: NaN counted, compares as neither smaller nor larger
         v = row[j]
-        if not isfinite(v):
-            n_bad += 1
-        elif v < vmin:
-            vmin = v
-        elif v > vmax:
-            vmax = v
-    bad[0] = n_bad
-    if n_bad:
+        n_nan += v != v
+        vmin = v if v < vmin else vmin
+        vmax = v if v > vmax else vmax
+    if n_nan or not isfinite(vmin) or not isfinite(vmax):
+        bad[0] = 0
+        for j in range(size):
+            bad[0] += not isfinite(row[j])
         return ROW_NOT_FINITE
+    bad[0] = 0
     if vmin == vmax:
         return ROW_NO_SPREAD
     cdef double r_lo, r_lo1, r_hi, r_hi1
@@ -231,17 +253,19 @@ cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, doubl
 
 cdef void _tail_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssize_t hi, double *work,
                       double *r_lo, double *r_lo1, double *r_hi, double *r_hi1) noexcept nogil:
-    """Order statistics lo, lo + 1, hi, hi + 1 (0-based) of the row.
+    """Order statistics lo, lo + 1, hi, hi + 1 (0-based) of the row (finite values).
 
     The interval's ranks sit in the tails (50 and 1950 of 2000), so rather than partition the whole
     row, every value at or below a low threshold goes to one buffer and every value at or above a
     high one to another, and each buffer is partitioned alone. With T values <= t, the k + 1
-    smallest of the row are all among them when T > k: the buffer's order statistic k is the row's.
-    The thresholds are order statistics of a strided sample, chosen so the buffers are a few times
-    the tails; if one falls short (an unlucky sample), the whole row is partitioned instead."""
+    smallest of the row are all among them when T > k: the buffer's order statistic k is the row's
+    (and likewise from the top). The thresholds are order statistics of a strided sample, chosen so
+    the buffers hold a few times the tails; if one falls short (an unlucky sample), the whole row
+    is partitioned instead. ``work`` holds 2 * size + 2 values: the two buffers cannot overflow,
+    so they are filled without branches (every value written, the count advanced or not)."""
     cdef Py_ssize_t j, n_low = 0, n_high = 0, step = size // 64 if size >= 128 else 1
     cdef Py_ssize_t n_sample = 0, need_low = lo + 2, need_high = size - hi
-    cdef double t_low, t_high
+    cdef double t_low, t_high, v
     cdef double sample[128]
     j = 0
     while j < size and n_sample < 128:
@@ -255,32 +279,21 @@ cdef void _tail_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssiz
     t_low = sample[k_low]
     nth_element(sample, sample + k_high, sample + n_sample)
     t_high = sample[k_high]
-    # Low tail in work[0:], high tail from the end of work downwards. A value in both (only when
-    # t_low >= t_high) could overfill work: then the whole row is partitioned instead.
-    cdef bint full = False
-    cdef double v
+    cdef double *bottom = work
+    cdef double *top = work + size + 1
     for j in range(size):
         v = row[j]
-        if v <= t_low:
-            if n_low + n_high == size:
-                full = True
-                break
-            work[n_low] = v
-            n_low += 1
-        if v >= t_high:
-            if n_low + n_high == size:
-                full = True
-                break
-            work[size - 1 - n_high] = v
-            n_high += 1
-    if full or n_low < need_low or n_high < need_high:
+        bottom[n_low] = v
+        n_low += v <= t_low
+        top[n_high] = v
+        n_high += v >= t_high
+    if n_low < need_low or n_high < need_high:
         _whole_row_ranks(row, size, lo, hi, work, r_lo, r_lo1, r_hi, r_hi1)
         return
-    nth_element(work, work + lo, work + n_low)
-    r_lo[0] = work[lo]
-    r_lo1[0] = _smallest(work + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
-    # High buffer: work[size - n_high : size]; rank hi of the row is rank hi - (size - n_high) in it.
-    cdef double *top = work + size - n_high
+    nth_element(bottom, bottom + lo, bottom + n_low)
+    r_lo[0] = bottom[lo]
+    r_lo1[0] = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
+    # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
     cdef Py_ssize_t k = hi - (size - n_high)
     nth_element(top, top + k, top + n_high)
     r_hi[0] = top[k]

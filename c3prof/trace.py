@@ -37,6 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
+try:  # optional (the `fast` extra): parses records faster, into the same values (parse_record)
+    import orjson as _orjson
+except ImportError:
+    _orjson = None
+
 from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
@@ -160,14 +165,18 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _BIG_EXPONENTS = tuple(e + sign + b"000" for e in (b"e", b"E") for sign in (b"", b"+", b"-"))
 _LONG_NUMBER = b"0" * 300
+# Every integer of fewer digits fits in an int64 (parse_record's orjson condition).
+_INT64_DIGITS = b"0" * 19
 
 
-def _is_plain_json(raw: bytes) -> bool:
+def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
-    and fewer brackets than the nesting limit (so no value can be nested deeper than it)."""
+    and fewer brackets than the nesting limit (so no value can be nested deeper than it).
+    ``digits``: ``raw.translate(_DIGITS_AS_ZERO)``, when the caller has it already."""
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH or b"\\u" in raw:
         return False
-    digits = raw.translate(_DIGITS_AS_ZERO)
+    if digits is None:
+        digits = raw.translate(_DIGITS_AS_ZERO)
     return _LONG_NUMBER not in digits and not any(e in digits for e in _BIG_EXPONENTS)
 
 
@@ -228,24 +237,40 @@ def _validate_phase(rec, path, lineno) -> None:
         raise _fail(path, lineno, f"phase visit must be between 1 and {MAX_VISITS}, got {_short(visit)}")
     identity = (repr(rec["scenario"]), repr(rec["strategy"]), repr(rec["variant"]), repr(rec["run"]))
     if identity not in _VALID_IDENTITIES:
-        _validate_run_identity(rec, path, lineno)
+        _validate_run_identity(rec, path, lineno, identity[0])
         if len(_VALID_IDENTITIES) >= _MAX_VALID_IDENTITIES:
             _VALID_IDENTITIES.clear()
         _VALID_IDENTITIES.add(identity)
     _validate_samples(rec, path, lineno)
 
 
-def _validate_run_identity(rec, path, lineno) -> None:
+def _validate_run_identity(rec, path, lineno, scenario_text: str) -> None:
     """The phase's scenario, strategy and variant are valid, and its run id is the one they name."""
     try:
-        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
-        _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
+        name = _valid_scenario_name(rec["scenario"], scenario_text)
         for field_name in ("strategy", "variant"):
             check_name(rec[field_name], f"phase.{field_name}")
     except ScenarioError as exc:
         raise _fail(path, lineno, str(exc)) from None
-    if rec["run"] != run_id(scenario.name, rec["strategy"], rec["variant"]):
+    if rec["run"] != run_id(name, rec["strategy"], rec["variant"]):
         raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
+
+
+# Scenarios (by repr, as _VALID_IDENTITIES) already found valid, and their names: the runs of a
+# scenario (one per strategy and variant) repeat it, and parsing it was most of checking a new run.
+_VALID_SCENARIOS: dict[str, str] = {}
+
+
+def _valid_scenario_name(scenario: dict, text: str) -> str:
+    """The name of a valid phase scenario (ScenarioError if it is not valid); ``text`` is its repr."""
+    name = _VALID_SCENARIOS.get(text)
+    if name is None:
+        name = Scenario.from_dict(_known_scenario_fields(scenario), "phase.scenario", capture_rules=False).name
+        _check_transfer_fields(scenario["comm"], "phase.scenario")
+        if len(_VALID_SCENARIOS) >= _MAX_VALID_IDENTITIES:
+            _VALID_SCENARIOS.clear()
+        _VALID_SCENARIOS[text] = name
+    return name
 
 
 def _known_scenario_fields(d: dict) -> dict:
@@ -536,8 +561,23 @@ def _parse_int(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
-def parse_record(raw: bytes, path, lineno) -> dict:
-    """One line -> one record dict, or TraceError naming what is wrong (never another exception)."""
+def parse_record(raw: bytes, path, lineno, short_integers: bool = False) -> dict:
+    """One line -> one record dict, or TraceError naming what is wrong (never another exception).
+
+    ``short_integers``: the caller saw that no run of 19 digits is in ``raw``, so every integer fits
+    in 64 bits, and orjson (when installed; optional) gives the json module's record: the same
+    correctly rounded floats, ints, strings and last-wins duplicate keys. What orjson refuses (lone
+    surrogates, NaN, overflowing exponents, bad UTF-8, deep nesting, bad syntax) goes to the json
+    module, which accepts it or names the problem as without orjson. Larger integers differ (orjson
+    turns them into floats), hence the condition."""
+    if short_integers and _orjson is not None:
+        try:
+            rec = _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
+        else:
+            if isinstance(rec, dict):
+                return rec
     try:
         rec = _DECODER.decode(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -604,10 +644,11 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
         if not raw.strip():
             continue
         try:
-            rec = parse_record(raw, path, lineno)
+            digits = raw.translate(_DIGITS_AS_ZERO)
+            rec = parse_record(raw, path, lineno, short_integers=_INT64_DIGITS not in digits)
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw))
+            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits))
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)

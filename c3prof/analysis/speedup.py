@@ -172,6 +172,11 @@ class SeriesBank:
             self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values, run.rounds.get(phase))
         return self._cache[key]
 
+    def cached_values(self, key: tuple) -> np.ndarray | None:
+        """The values of the series ``key`` if the bank holds it already, else None."""
+        series = self._cache.get(key)
+        return None if series is None else series.values
+
     def derived(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         """A series computed per repetition (e.g. the overlap fraction), resampled like a measured one."""
         if key not in self._cache:
@@ -397,12 +402,14 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
                                         [f"base {k}" for k in names] + ["T_cc"], conf, later=later)
     gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later, keep=True)
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later)
-    ov_values = _overlap_series(run)
+    ov_key = (run.group, run.id, "concurrent", "overlap")
+    ov_values = bank.cached_values(ov_key)  # prepare() computed the series already, unless paired
+    if ov_values is None:
+        ov_values = _overlap_series(run)
     if ov_values is None:
         overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
     else:
-        s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values,
-                         run.rounds.get("concurrent"))
+        s = bank.derived(ov_key, f"{run.id}:overlap", ov_values, run.rounds.get("concurrent"))
         overlap = estimate(lambda x: x, [s], ["overlap"], conf, later=later)
     drift, paired = _drift(run, base, own, b, conf, later=later)
     metrics = RunMetrics(
@@ -427,8 +434,9 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
             bool(own["T_s"] and own["T_s"].paired)
     # Paired only when the two runs were measured in the same rounds: runs of separate sweeps (a
     # resumed scenario) are both resampled by round, but by rounds they do not share.
-    shared = np.intersect1d(run.rounds.get("concurrent", []), base.rounds.get("serial", []))
-    paired = shared.size > 0 and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
+    ours, theirs = run.rounds.get("concurrent"), base.rounds.get("serial")
+    paired = ours is not None and theirs is not None and np.intersect1d(ours, theirs).size > 0 \
+        and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
     return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later), paired

@@ -170,6 +170,12 @@ _LONG_NUMBER = b"0" * 300
 _INT64_DIGITS = b"0" * 19
 
 
+def _is_simple_json(raw: bytes, digits: bytes) -> bool:
+    """parse_record's ``simple``: no integer beyond 64 bits (a run of 19 digits), at most MAX_DEPTH
+    brackets. ``digits``: ``raw.translate(_DIGITS_AS_ZERO)``."""
+    return _INT64_DIGITS not in digits and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
+
+
 def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
     and fewer brackets than the nesting limit (so no value can be nested deeper than it).
@@ -562,16 +568,17 @@ def _parse_int(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
-def parse_record(raw: bytes, path, lineno, short_integers: bool = False) -> dict:
+def parse_record(raw: bytes, path, lineno, simple: bool = False) -> dict:
     """One line -> one record dict, or TraceError naming what is wrong (never another exception).
 
-    ``short_integers``: the caller saw that no run of 19 digits is in ``raw``, so every integer fits
-    in 64 bits, and orjson (when installed; optional) gives the json module's record: the same
-    correctly rounded floats, ints, strings and last-wins duplicate keys. What orjson refuses (lone
-    surrogates, NaN, overflowing exponents, bad UTF-8, deep nesting, bad syntax) goes to the json
-    module, which accepts it or names the problem as without orjson. Larger integers differ (orjson
-    turns them into floats), hence the condition."""
-    if short_integers and _orjson is not None:
+    ``simple``: the caller saw (_is_simple_json) that every integer in ``raw`` fits in 64 bits and
+    that it nests no deeper than MAX_DEPTH. orjson (when installed; optional) then gives the json
+    module's record: the same correctly rounded floats, ints, strings and last-wins duplicate keys.
+    What orjson refuses (lone surrogates, NaN, overflowing exponents, bad UTF-8, bad syntax) goes to
+    the json module, which accepts it or names the problem as without orjson. Outside the condition
+    they differ: orjson turns larger integers into floats, and accepts deeper nesting than the json
+    module (whose refusal is the error the reader reports)."""
+    if simple and _orjson is not None:
         try:
             rec = _orjson.loads(raw)
         except _orjson.JSONDecodeError:
@@ -646,7 +653,7 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
             continue
         try:
             digits = raw.translate(_DIGITS_AS_ZERO)
-            rec = parse_record(raw, path, lineno, short_integers=_INT64_DIGITS not in digits)
+            rec = parse_record(raw, path, lineno, simple=_is_simple_json(raw, digits))
             if first:
                 _check_first(rec, path, lineno)
             validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits))

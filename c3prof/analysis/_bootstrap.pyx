@@ -228,32 +228,7 @@ def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, doubl
 
 cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, double p_hi, Py_ssize_t lo,
                           Py_ssize_t hi, double *work, double *low, double *high, int64_t *bad) noexcept nogil:
-    cdef Py_ssize_t j, n_nan = 0
-    cdef double v, vmin = row[0], vmax = row[0]
-    for j in range(size):  # branch-free: NaN counted, compares as neither smaller nor larger
-        v = row[j]
-        n_nan += v != v
-        vmin = v if v < vmin else vmin
-        vmax = v if v > vmax else vmax
-    if n_nan or not isfinite(vmin) or not isfinite(vmax):
-        bad[0] = 0
-        for j in range(size):
-            bad[0] += not isfinite(row[j])
-        return ROW_NOT_FINITE
-    bad[0] = 0
-    if vmin == vmax:
-        return ROW_NO_SPREAD
-    cdef double r_lo, r_lo1, r_hi, r_hi1
-    _tail_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
-    # stats._linear_quantiles_rows: ranks[lo] + (p - lo) * (ranks[lo + 1] - ranks[lo])
-    low[0] = r_lo + (p_lo - <double>lo) * (r_lo1 - r_lo)
-    high[0] = r_hi + (p_hi - <double>hi) * (r_hi1 - r_hi)
-    return ROW_OK
-
-
-cdef void _tail_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssize_t hi, double *work,
-                      double *r_lo, double *r_lo1, double *r_hi, double *r_hi1) noexcept nogil:
-    """Order statistics lo, lo + 1, hi, hi + 1 (0-based) of the row (finite values).
+    """The interval of one row (the docstring of percentile_pairs), in one pass over it.
 
     The interval's ranks sit in the tails (50 and 1950 of 2000), so rather than partition the whole
     row, every value at or below a low threshold goes to one buffer and every value at or above a
@@ -262,42 +237,74 @@ cdef void _tail_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssiz
     (and likewise from the top). The thresholds are order statistics of a strided sample, chosen so
     the buffers hold a few times the tails; if one falls short (an unlucky sample), the whole row
     is partitioned instead. ``work`` holds 2 * size + 2 values: the two buffers cannot overflow,
-    so they are filled without branches (every value written, the count advanced or not)."""
-    cdef Py_ssize_t j, n_low = 0, n_high = 0, step = size // 64 if size >= 128 else 1
-    cdef Py_ssize_t n_sample = 0, need_low = lo + 2, need_high = size - hi
-    cdef double t_low, t_high, v
-    cdef double sample[128]
-    j = 0
-    while j < size and n_sample < 128:
-        sample[n_sample] = row[j]
-        n_sample += 1
-        j += step
-    # Sample ranks with about twice the tail's share of the sample below (above) them, plus a margin.
-    cdef Py_ssize_t k_low = min(n_sample - 1, (2 * need_low * n_sample) // size + 2)
-    cdef Py_ssize_t k_high = max(<Py_ssize_t>0, n_sample - 1 - ((2 * need_high * n_sample) // size + 2))
-    nth_element(sample, sample + k_low, sample + n_sample)
-    t_low = sample[k_low]
-    nth_element(sample, sample + k_high, sample + n_sample)
-    t_high = sample[k_high]
+    so they are filled without branches (every value written, the count advanced or not). The same
+    pass finds the extremes and counts NaNs (which compare as neither smaller nor larger)."""
+    cdef Py_ssize_t j, n_nan = 0, n_low = 0, n_high = 0
+    cdef double v, vmin = row[0], vmax = row[0], t_low, t_high
     cdef double *bottom = work
     cdef double *top = work + size + 1
+    if not _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high):
+        return _not_finite(row, size, bad)
     for j in range(size):
         v = row[j]
+        n_nan += v != v
+        vmin = v if v < vmin else vmin
+        vmax = v if v > vmax else vmax
         bottom[n_low] = v
         n_low += v <= t_low
         top[n_high] = v
         n_high += v >= t_high
-    if n_low < need_low or n_high < need_high:
-        _whole_row_ranks(row, size, lo, hi, work, r_lo, r_lo1, r_hi, r_hi1)
-        return
-    nth_element(bottom, bottom + lo, bottom + n_low)
-    r_lo[0] = bottom[lo]
-    r_lo1[0] = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
-    # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
-    cdef Py_ssize_t k = hi - (size - n_high)
-    nth_element(top, top + k, top + n_high)
-    r_hi[0] = top[k]
-    r_hi1[0] = _smallest(top + k + 1, n_high - k - 1)
+    if n_nan or not isfinite(vmin) or not isfinite(vmax):
+        return _not_finite(row, size, bad)
+    bad[0] = 0
+    if vmin == vmax:
+        return ROW_NO_SPREAD
+    cdef double r_lo, r_lo1, r_hi, r_hi1
+    if n_low < lo + 2 or n_high < size - hi:
+        _whole_row_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
+    else:
+        nth_element(bottom, bottom + lo, bottom + n_low)
+        r_lo = bottom[lo]
+        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
+        # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
+        j = hi - (size - n_high)
+        nth_element(top, top + j, top + n_high)
+        r_hi = top[j]
+        r_hi1 = _smallest(top + j + 1, n_high - j - 1)
+    # stats._linear_quantiles_rows: ranks[lo] + (p - lo) * (ranks[lo + 1] - ranks[lo])
+    low[0] = r_lo + (p_lo - <double>lo) * (r_lo1 - r_lo)
+    high[0] = r_hi + (p_hi - <double>hi) * (r_hi1 - r_hi)
+    return ROW_OK
+
+
+cdef int8_t _not_finite(const double *row, Py_ssize_t size, int64_t *bad) noexcept nogil:
+    cdef Py_ssize_t j
+    bad[0] = 0
+    for j in range(size):
+        bad[0] += not isfinite(row[j])
+    return ROW_NOT_FINITE
+
+
+cdef bint _sample_thresholds(const double *row, Py_ssize_t size, Py_ssize_t need_low, Py_ssize_t need_high,
+                             double *t_low, double *t_high) noexcept nogil:
+    """Thresholds with, in expectation, about twice ``need_low`` values of the row at or below
+    ``t_low`` (``need_high`` at or above ``t_high``), from a strided sample of up to 128 values;
+    False if the sample holds a NaN or an infinity (the row has no interval then)."""
+    cdef Py_ssize_t j = 0, n_sample = 0, step = size // 64 if size >= 128 else 1
+    cdef double sample[128]
+    while j < size and n_sample < 128:
+        if not isfinite(row[j]):
+            return False
+        sample[n_sample] = row[j]
+        n_sample += 1
+        j += step
+    cdef Py_ssize_t k_low = min(n_sample - 1, (2 * need_low * n_sample) // size + 2)
+    cdef Py_ssize_t k_high = max(<Py_ssize_t>0, n_sample - 1 - ((2 * need_high * n_sample) // size + 2))
+    nth_element(sample, sample + k_low, sample + n_sample)
+    t_low[0] = sample[k_low]
+    nth_element(sample, sample + k_high, sample + n_sample)
+    t_high[0] = sample[k_high]
+    return True
 
 
 cdef void _whole_row_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssize_t hi, double *work,

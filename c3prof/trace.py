@@ -35,17 +35,18 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
-
-try:  # optional (the `fast` extra): parses records faster, into the same values (parse_record)
-    import orjson as _orjson
-except ImportError:
-    _orjson = None
+from typing import IO, Any, Iterator
 
 from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
+
+_orjson: Any
+try:  # optional (the `fast` extra): parses records faster, into the same values (parse_record)
+    import orjson as _orjson
+except ImportError:
+    _orjson = None
 
 FORMAT = "c3prof-trace"
 VERSION = 1

@@ -38,6 +38,7 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -259,18 +260,19 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
     at ``later.flush()`` (with many others) instead of now. ``veto``: asked when the interval is
     defined; a reason it returns refuses the interval.
     """
-    absent = [n for n, s in zip(names, series) if s is None]
-    if absent:
+    # Called some 10^5 times by a large report: plain loops and math.isfinite, not numpy, on scalars.
+    if any(s is None for s in series):
+        absent = [n for n, s in zip(names, series) if s is None]
         return missing(f"no {', '.join(absent)} series in the trace")
     value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
     reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
     why = undefined(value) if undefined else None
-    if why or not np.isfinite(value):
+    if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
     # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
     est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
-    small = sorted({s.label for s in series if s.n < MIN_REPS})
-    if small:
+    if any(s.values.size < MIN_REPS for s in series):
+        small = sorted({s.label for s in series if s.n < MIN_REPS})
         est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
     elif later is not None:
         later.add(est, reps, veto)

@@ -27,6 +27,11 @@ SEEDS = [0, 7, stats.DEFAULT_SEED, 2**32 + 5, 2**32 - 1]
 KEYS = [(), ("a",), ("H200", "s/base/default", "gemm", "total_ms"), ("x" * 300, 3, None)]
 
 
+def test_stats_uses_the_built_kernels():
+    # stats falls back to numpy when the import fails: here it must have found the extension.
+    assert stats._bootstrap is _bootstrap
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_seed_sequence_words_are_numpys(seed):
     for key in KEYS:

@@ -120,6 +120,13 @@ def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf):
     assert [json.dumps([c.low, c.high]) for c in got] == [json.dumps([c.low, c.high]) for c in want]
 
 
+@pytest.mark.parametrize("b", [5, 2000])
+def test_percentile_ci_kernel_equals_numpy(b):
+    for row in _interval_rows(b):
+        got, want = stats.percentile_ci(row, 0.95), stats._percentile_ci_numpy(row, 0.95)
+        assert (got.low, got.high, got.reason) == (want.low, want.high, want.reason)
+
+
 @pytest.mark.parametrize("kernel", [True, False])
 def test_percentile_cis_of_rows_mixed_lengths_and_layouts(kernel, monkeypatch):
     if not kernel:

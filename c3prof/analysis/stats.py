@@ -429,6 +429,13 @@ def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts:
 def percentile_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> CI:
     """Percentile interval of bootstrap replicates, refusing degenerate or unstable distributions."""
     reps = np.asarray(replicates, dtype=float).ravel()
+    if _bootstrap is not None:  # the same interval, from the compiled kernel where it applies
+        return percentile_cis_of_rows([np.ascontiguousarray(reps)], confidence)[0]
+    return _percentile_ci_numpy(reps, confidence)
+
+
+def _percentile_ci_numpy(reps: np.ndarray, confidence: float) -> CI:
+    """percentile_ci in numpy (without the compiled kernel)."""
     if reps.size == 0:
         return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
     low, high = reps.min(), reps.max()  # NaN or inf anywhere shows in these: no separate isfinite pass

@@ -87,6 +87,7 @@ class SeriesBank:
         self.settings = settings
         self._cache: dict[tuple, Series] = {}
         self.memo: dict[tuple, "Estimate"] = {}   # estimates several runs of the scenario share
+        self._ideal_reps: dict[tuple[str, str, str], np.ndarray] = {}   # ideal_replicates
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
@@ -101,6 +102,7 @@ class SeriesBank:
     def clear(self) -> None:
         self._cache.clear()
         self.memo.clear()
+        self._ideal_reps.clear()
         self._round_pos = {}
         self._counts = None
         self.visits = 1
@@ -172,6 +174,14 @@ class SeriesBank:
                 return None
             self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values, run.rounds.get(phase))
         return self._cache[key]
+
+    def ideal_replicates(self, ts: Series, tg: Series, tc: Series) -> np.ndarray:
+        """ideal() of the series' replicates, once per scenario: the ideal speedup's interval, the
+        fractions of ideal of every run compared with it and their stability checks all use it."""
+        key = (ts.label, tg.label, tc.label)
+        if key not in self._ideal_reps:
+            self._ideal_reps[key] = ideal(ts.replicates, tg.replicates, tc.replicates)
+        return self._ideal_reps[key]
 
     def cached_values(self, key: tuple) -> np.ndarray | None:
         """The values of the series ``key`` if the bank holds it already, else None."""
@@ -252,20 +262,22 @@ NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")
 
 def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
              undefined: Callable[[float], str | None] | None = None, keep: bool = False,
-             later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None) -> Estimate:
+             later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None,
+             reps: np.ndarray | None = None) -> Estimate:
     """Apply ``fn`` to the series' medians (point) and replicates (interval).
 
     ``keep`` retains the replicates (the strategy summary needs the fraction's); others are dropped
     once the interval is known, to keep memory per run small. ``later``: the interval is computed
     at ``later.flush()`` (with many others) instead of now. ``veto``: asked when the interval is
-    defined; a reason it returns refuses the interval.
+    defined; a reason it returns refuses the interval. ``reps``: ``fn`` of the replicates, when the
+    caller has it already (the same values; it is not changed).
     """
     # Called some 10^5 times by a large report: plain loops and math.isfinite, not numpy, on scalars.
     if any(s is None for s in series):
         absent = [n for n, s in zip(names, series) if s is None]
         return missing(f"no {', '.join(absent)} series in the trace")
     value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
-    reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
+    reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     why = undefined(value) if undefined else None
     if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
@@ -306,20 +318,23 @@ def fraction_of_ideal(ts: float, tg: float, tc: float, tcc: float) -> float:
 
 
 def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True,
-                       later: PendingCIs | None = None) -> Estimate:
-    """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain)."""
+                       later: PendingCIs | None = None, bank: SeriesBank | None = None) -> Estimate:
+    """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain).
+    ``bank``: where the ideal speedup's replicates are kept for the scenario (SeriesBank.ideal_replicates)."""
     parts = [ts, tg, tc, tcc]
     if any(p is None for p in parts):
         return estimate(fraction, parts, names, confidence)
     if ideal(ts.median, tg.median, tc.median) <= 1.0:
         return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
+    ideal_reps = ideal(ts.replicates, tg.replicates, tc.replicates) if bank is None else bank.ideal_replicates(ts, tg, tc)
 
     def unstable() -> str | None:
-        below = int(np.sum(ideal(ts.replicates, tg.replicates, tc.replicates) <= 1.0))
+        below = int(np.sum(ideal_reps <= 1.0))
         return (f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: fraction of ideal unstable"
                 if below else None)
 
-    return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable)
+    reps = (realized(ts.replicates, tcc.replicates) - 1.0) / (ideal_reps - 1.0)  # fraction(), operation for operation
+    return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable, reps=reps)
 
 
 @dataclass
@@ -374,7 +389,8 @@ def _ideal_estimate(bank: SeriesBank, parts: list[Series | None], names: list[st
         return estimate(ideal, parts, names, conf, later=later, keep=keep)
     key = ("ideal", keep, *(p.label for p in parts))
     if key not in bank.memo:
-        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep)
+        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep,
+                                  reps=bank.ideal_replicates(*parts))
     return bank.memo[key]
 
 
@@ -394,14 +410,14 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
-                                      keep=b is own, later=later)
+                                      keep=b is own, later=later, bank=bank)
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
         p_ideal = _ideal_estimate(bank, [b[k] for k in names], [f"base {k}" for k in names], keep=True)
         p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
-                                        [f"base {k}" for k in names] + ["T_cc"], conf, later=later)
+                                        [f"base {k}" for k in names] + ["T_cc"], conf, later=later, bank=bank)
     gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later, keep=True)
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later)
     ov_key = (run.group, run.id, "concurrent", "overlap")

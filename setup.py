@@ -173,7 +173,15 @@ def extensions():
         language="c++",
         extra_compile_args=["-O3"],
     )
-    return cythonize([*cuda_modules, kineto], language_level=3,
+    # The report's bootstrap kernels (c3prof/analysis/_bootstrap.pyx): plain C++. No fused multiply-add,
+    # whose rounding would differ from the numpy code they reproduce bit for bit.
+    bootstrap = Extension(
+        "c3prof.analysis._bootstrap",
+        sources=["c3prof/analysis/_bootstrap.pyx"],
+        language="c++",
+        extra_compile_args=["-O3", "-ffp-contract=off"],
+    )
+    return cythonize([*cuda_modules, kineto, bootstrap], language_level=3,
                      compiler_directives={"embedsignature": True}) + cythonize_hip(cythonize)
 
 

@@ -18,6 +18,7 @@ shared machine slows both alike; the load average is printed before and after.
                                                                # the --figures cost on a real trace
     python benchmarks/bench_report.py --scaling                # also 2.5*10^5, prints RSS per sample
     python benchmarks/bench_report.py --check 3                # exit 1 if slower than 3 s
+    python benchmarks/bench_report.py -j 2 --baseline main     # both candidates with report -j 2
     python benchmarks/bench_report.py --scenarios 25           # 100 runs of 2500 repetitions per phase
 """
 
@@ -124,21 +125,22 @@ def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tup
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0  # Linux: ru_maxrss is in KiB
 
 
-def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, figures: bool) -> dict[str, float]:
+def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, figures: bool,
+                 jobs: int = 1) -> dict[str, float]:
     """Median wall time per candidate (with ``figures``: of the --figures run minus the plain one),
-    runs alternating between candidates; CPU times are printed beside."""
+    runs alternating between candidates; CPU times are printed beside. ``jobs``: report -j."""
     walls: dict[str, list[tuple[float, float]]] = {w.label: [] for w in whos}
     rss: dict[str, float] = {}
     for _ in range(repeat):
         for w in whos:
-            wall, cpu, rss[w.label] = time_report(w, trace, tmp / "report.json", [])
+            wall, cpu, rss[w.label] = time_report(w, trace, tmp / "report.json", ["-j", str(jobs)] if jobs > 1 else [])
             if figures:
                 fig_dir = tmp / "figures"
                 fig_wall, fig_cpu, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
                 wall, cpu = fig_wall - wall, fig_cpu - cpu
                 shutil.rmtree(fig_dir)
             walls[w.label].append((wall, cpu))
-    what = "--figures adds" if figures else "report --json"
+    what = "--figures adds" if figures else f"report --json -j {jobs}"
     medians = {}
     for w in whos:
         medians[w.label] = statistics.median(x for x, _ in walls[w.label])
@@ -164,6 +166,7 @@ def main() -> int:
     ap.add_argument("--baseline-python", metavar="PY", help="also time the c3prof installed for this interpreter")
     ap.add_argument("--figures", metavar="TRACE", type=Path,
                     help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     args = ap.parse_args()
     print(f"c3prof report benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; {_load()}")
@@ -182,7 +185,7 @@ def main() -> int:
                 mb = trace.stat().st_size / 2**20
                 print(f"samples {exact:,d}  runs {args.scenarios * len(RUNS):,d}  trace {mb:.1f} MiB "
                       f"(SYNTHETIC, built in {time.perf_counter() - t0:.1f} s)")
-                wall = side_by_side(whos, trace, tmp, args.repeat, figures=False)["worktree"]
+                wall = side_by_side(whos, trace, tmp, args.repeat, figures=False, jobs=args.jobs)["worktree"]
     print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted; {_load()})")
     if args.check is not None and wall > args.check:
         print(f"FAIL: {wall:.2f} s > {args.check} s")

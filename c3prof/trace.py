@@ -35,12 +35,18 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
+
+_orjson: Any
+try:  # optional (the `fast` extra): parses records faster, into the same values (parse_record)
+    import orjson as _orjson
+except ImportError:
+    _orjson = None
 
 FORMAT = "c3prof-trace"
 VERSION = 1
@@ -105,16 +111,23 @@ def _check_number(x, where, path, lineno, positive=False, lo=None, hi=MAX_VALUE)
 _NUMBER_TYPES = {float, int}
 
 
-def _check_numbers(values: list, where, path, lineno, lo: float, hi: float) -> None:
-    """Every element a finite number in [lo, hi] (bools refused). The common all-good list is checked
-    with C-speed built-ins; otherwise each element is looked at, to name the bad one."""
+def _numbers_in_range(values: list, lo: float, hi: float) -> bool:
+    """True when ``values`` is a non-empty list of finite numbers in [lo, hi] (bools refused),
+    checked with C-speed built-ins."""
     if values and set(map(type, values)) <= _NUMBER_TYPES:
         try:
             total = math.fsum(values)
         except (OverflowError, ValueError):
             total = math.inf
-        if math.isfinite(total) and min(values) >= lo and max(values) <= hi:
-            return
+        return math.isfinite(total) and min(values) >= lo and max(values) <= hi
+    return False
+
+
+def _check_numbers(values: list, where, path, lineno, lo: float, hi: float) -> None:
+    """Every element a finite number in [lo, hi] (bools refused). The common all-good list is checked
+    with C-speed built-ins; otherwise each element is looked at, to name the bad one."""
+    if _numbers_in_range(values, lo, hi):
+        return
     for v in values:
         _check_number(v, where, path, lineno, lo=lo, hi=hi)
 
@@ -155,20 +168,31 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 # lone surrogate gets past the UTF-8 decoder and the JSON parser), or a number that may overflow to
 # inf (a three-digit exponent or a 300-digit mantissa). Matching is conservative: a match only means
 # the full walk runs. The number patterns are searched as substrings of the text with every digit
-# made '0' (bytes.translate): the same matches as the regular expressions [eE][+-]?\d{3} and \d{300},
-# at a fraction of their cost (a regex tries a match at every digit of every sample).
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
-_BIG_EXPONENTS = tuple(e + sign + b"000" for e in (b"e", b"E") for sign in (b"", b"+", b"-"))
+# made '0', 'E' made 'e' and '+' made '-' (bytes.translate): the same matches as the regular
+# expressions [eE][+-]?\d{3} and \d{300}, at a fraction of their cost (a regex tries a match at every
+# digit of every sample).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789E+", b"0000000000e-")
+_BIG_EXPONENTS = (b"e000", b"e-000")
 _LONG_NUMBER = b"0" * 300
+# Every integer of fewer digits fits in an int64 (parse_record's orjson condition).
+_INT64_DIGITS = b"0" * 19
 
 
-def _is_plain_json(raw: bytes) -> bool:
+def _is_simple_json(raw: bytes, digits: bytes) -> bool:
+    """parse_record's ``simple``: no integer beyond 64 bits (a run of 19 digits), at most MAX_DEPTH
+    brackets. ``digits``: ``raw.translate(_DIGITS_AS_ZERO)``."""
+    return _INT64_DIGITS not in digits and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
+
+
+def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     """True when the record text ``raw`` cannot fail _check_values: no suspicious escape or number,
-    and fewer brackets than the nesting limit (so no value can be nested deeper than it)."""
+    and fewer brackets than the nesting limit (so no value can be nested deeper than it).
+    ``digits``: ``raw.translate(_DIGITS_AS_ZERO)``, when the caller has it already."""
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH or b"\\u" in raw:
         return False
-    digits = raw.translate(_DIGITS_AS_ZERO)
-    return _LONG_NUMBER not in digits and not any(e in digits for e in _BIG_EXPONENTS)
+    if digits is None:
+        digits = raw.translate(_DIGITS_AS_ZERO)
+    return _LONG_NUMBER not in digits and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:
@@ -228,24 +252,40 @@ def _validate_phase(rec, path, lineno) -> None:
         raise _fail(path, lineno, f"phase visit must be between 1 and {MAX_VISITS}, got {_short(visit)}")
     identity = (repr(rec["scenario"]), repr(rec["strategy"]), repr(rec["variant"]), repr(rec["run"]))
     if identity not in _VALID_IDENTITIES:
-        _validate_run_identity(rec, path, lineno)
+        _validate_run_identity(rec, path, lineno, identity[0])
         if len(_VALID_IDENTITIES) >= _MAX_VALID_IDENTITIES:
             _VALID_IDENTITIES.clear()
         _VALID_IDENTITIES.add(identity)
     _validate_samples(rec, path, lineno)
 
 
-def _validate_run_identity(rec, path, lineno) -> None:
+def _validate_run_identity(rec, path, lineno, scenario_text: str) -> None:
     """The phase's scenario, strategy and variant are valid, and its run id is the one they name."""
     try:
-        scenario = Scenario.from_dict(_known_scenario_fields(rec["scenario"]), "phase.scenario", capture_rules=False)
-        _check_transfer_fields(rec["scenario"]["comm"], "phase.scenario")
+        name = _valid_scenario_name(rec["scenario"], scenario_text)
         for field_name in ("strategy", "variant"):
             check_name(rec[field_name], f"phase.{field_name}")
     except ScenarioError as exc:
         raise _fail(path, lineno, str(exc)) from None
-    if rec["run"] != run_id(scenario.name, rec["strategy"], rec["variant"]):
+    if rec["run"] != run_id(name, rec["strategy"], rec["variant"]):
         raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
+
+
+# Scenarios (by repr, as _VALID_IDENTITIES) already found valid, and their names: the runs of a
+# scenario (one per strategy and variant) repeat it, and parsing it was most of checking a new run.
+_VALID_SCENARIOS: dict[str, str] = {}
+
+
+def _valid_scenario_name(scenario: dict, text: str) -> str:
+    """The name of a valid phase scenario (ScenarioError if it is not valid); ``text`` is its repr."""
+    name = _VALID_SCENARIOS.get(text)
+    if name is None:
+        name = Scenario.from_dict(_known_scenario_fields(scenario), "phase.scenario", capture_rules=False).name
+        _check_transfer_fields(scenario["comm"], "phase.scenario")
+        if len(_VALID_SCENARIOS) >= _MAX_VALID_IDENTITIES:
+            _VALID_SCENARIOS.clear()
+        _VALID_SCENARIOS[text] = name
+    return name
 
 
 def _known_scenario_fields(d: dict) -> dict:
@@ -301,6 +341,18 @@ def _validate_rounds(rec, n: int, path, lineno) -> None:
             raise _fail(path, lineno, f"phase rounds must be integers in [0, {MAX_ROUND}], got {_short(r)}")
 
 
+def _plain_samples(samples: dict, n: int) -> bool:
+    """True when every series is a known one, a list of ``n`` numbers within its range: what the
+    checks below find, tested on all the series of a range at once (a large trace has 10^5 series)."""
+    positive: list = []
+    other: list = []
+    for name, values in samples.items():
+        if type(values) is not list or len(values) != n or name not in SERIES:
+            return False
+        (positive if name in POSITIVE_SERIES else other).extend(values)
+    return _numbers_in_range(positive, MIN_DURATION_MS, MAX_MS) and (not other or _numbers_in_range(other, 0.0, MAX_MS))
+
+
 def _validate_samples(rec, path, lineno) -> None:
     samples = rec["samples"]
     total = samples.get("total_ms")
@@ -309,7 +361,10 @@ def _validate_samples(rec, path, lineno) -> None:
     n = len(total)
     if n == 0:
         raise _fail(path, lineno, f"phase {rec['run']}:{rec['phase']} has no samples")
-    for name, values in samples.items():
+    if _plain_samples(samples, n):
+        _validate_rounds(rec, n, path, lineno)
+        return
+    for name, values in samples.items():  # something is wrong: find the first problem, and name it
         if name not in SERIES:
             raise _fail(path, lineno, f"unknown sample series {_short(name)}")
         if not isinstance(values, list) or len(values) != n:
@@ -536,8 +591,24 @@ def _parse_int(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
-def parse_record(raw: bytes, path, lineno) -> dict:
-    """One line -> one record dict, or TraceError naming what is wrong (never another exception)."""
+def parse_record(raw: bytes, path, lineno, simple: bool = False) -> dict:
+    """One line -> one record dict, or TraceError naming what is wrong (never another exception).
+
+    ``simple``: the caller saw (_is_simple_json) that every integer in ``raw`` fits in 64 bits and
+    that it nests no deeper than MAX_DEPTH. orjson (when installed; optional) then gives the json
+    module's record: the same correctly rounded floats, ints, strings and last-wins duplicate keys.
+    What orjson refuses (lone surrogates, NaN, overflowing exponents, bad UTF-8, bad syntax) goes to
+    the json module, which accepts it or names the problem as without orjson. Outside the condition
+    they differ: orjson turns larger integers into floats, and accepts deeper nesting than the json
+    module (whose refusal is the error the reader reports)."""
+    if simple and _orjson is not None:
+        try:
+            rec = _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
+        else:
+            if isinstance(rec, dict):
+                return rec
     try:
         rec = _DECODER.decode(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -604,10 +675,11 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
         if not raw.strip():
             continue
         try:
-            rec = parse_record(raw, path, lineno)
+            digits = raw.translate(_DIGITS_AS_ZERO)
+            rec = parse_record(raw, path, lineno, simple=_is_simple_json(raw, digits))
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw))
+            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits))
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)

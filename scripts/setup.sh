@@ -20,7 +20,7 @@ PY=${PYTHON:-python3}
 say() { echo "scripts/setup.sh: $*" >&2; }
 
 extras=dev
-checks="import c3prof.ingest._kineto"
+checks="import c3prof.ingest._kineto, c3prof.analysis._bootstrap"
 if [ "${1:-}" = capture ]; then
   extras=capture,dev
   checks="$checks, c3prof.backends.cuda.runtime"

@@ -74,9 +74,11 @@ def test_installed_wheel_carries_cython_sources_not_generated_cpp():
     files = [str(f) for f in dist.files or []]
     assert not [f for f in files if f.endswith((".cpp", ".c"))], "generated C/C++ in the wheel"
     for source in ("c3prof/backends/cuda/runtime/streams.pyx", "c3prof/backends/cuda/runtime/streams.pyi",
-                   "c3prof/backends/cuda/runtime/streams.pxd", "c3prof/ingest/_kineto.pyx", "c3prof/py.typed"):
+                   "c3prof/backends/cuda/runtime/streams.pxd", "c3prof/ingest/_kineto.pyx",
+                   "c3prof/analysis/_bootstrap.pyx", "c3prof/py.typed"):
         assert source in files, source
     assert any(f.endswith(".so") and "_kineto" in f for f in files)
+    assert any(f.endswith(".so") and "analysis/_bootstrap" in f for f in files)
     assert "c3prof/backends/hip/runtime/streams.pyx" in files
     if os.environ.get("C3PROF_BUILD_HIP") == "1":      # CI: the AMD backend's extensions are in the wheel
         assert any(f.endswith(".so") and "backends/hip/runtime/streams" in f for f in files)

@@ -403,6 +403,8 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
             runs = sorted({o["run"] for o in trace.orphans})
             notes.append(f"{label}: {len(trace.orphans)} counters/validation records name runs without timed phases "
                          f"({', '.join(runs[:3])}{' ...' if len(runs) > 3 else ''}); ignored")
+    # ``_trace`` names the file a record came from (``source`` is a counters field already).
+    where = {id(trace): f"{Path(trace.path).name} (rank {trace.header['rank']})" for trace in src.traces}
     for rid, (r, phases) in _source_phases(src, notes).items():
         run = g.runs.get(rid)
         if run is None:
@@ -422,11 +424,9 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
             tr = trace.runs.get(rid)
             if tr is None:
                 continue
-            # ``_trace`` names the file a record came from (``source`` is a counters field already).
-            where = f"{Path(trace.path).name} (rank {trace.header['rank']})"
-            run.validations.extend(dict(v, _trace=where) for v in tr.validations)
-            run.counters.extend(dict(c, _trace=where) for c in tr.counters)
-            run.errors.extend(dict(e, _trace=where) for e in tr.errors)
+            run.validations.extend(dict(v, _trace=where[id(trace)]) for v in tr.validations)
+            run.counters.extend(dict(c, _trace=where[id(trace)]) for c in tr.counters)
+            run.errors.extend(dict(e, _trace=where[id(trace)]) for e in tr.errors)
 
 
 def load(paths: list[str], split_by: str = "platform") -> Dataset:

@@ -38,6 +38,7 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -47,7 +48,7 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   many_bootstrap_medians, no_ci, percentile_ci, percentile_cis,
+                                   keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
                                    round_resampled_medians, rng_for, sorted_median)
 
 
@@ -86,6 +87,7 @@ class SeriesBank:
         self.settings = settings
         self._cache: dict[tuple, Series] = {}
         self.memo: dict[tuple, "Estimate"] = {}   # estimates several runs of the scenario share
+        self._ideal_reps: dict[tuple[str, str, str], np.ndarray] = {}   # ideal_replicates
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visits = 1                          # visits resampled in the current scenario
@@ -101,6 +103,7 @@ class SeriesBank:
     def clear(self) -> None:
         self._cache.clear()
         self.memo.clear()
+        self._ideal_reps.clear()
         self._round_pos = {}
         self._counts = None
         self.visits = 1
@@ -162,8 +165,7 @@ class SeriesBank:
                 todo.setdefault(values.size, []).append((key, label, values))
         for n, items in todo.items():
             srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
-            reps = many_bootstrap_medians(srt, [rng_for(self.settings.seed, *k) for k, _, _ in items],
-                                          self.settings.n_resamples)
+            reps = keyed_bootstrap_medians(srt, self.settings.seed, [k for k, _, _ in items], self.settings.n_resamples)
             mid = srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])  # sorted_median
             for (key, label, values), m, r in zip(items, mid.tolist(), reps):
                 self._cache[key] = Series(label=label, values=values, median=m, replicates=r)
@@ -176,6 +178,19 @@ class SeriesBank:
                 return None
             self._cache[key] = self._make(key, f"{run.id}:{phase}.{name}", values, run.rounds.get(phase))
         return self._cache[key]
+
+    def ideal_replicates(self, ts: Series, tg: Series, tc: Series) -> np.ndarray:
+        """ideal() of the series' replicates, once per scenario: the ideal speedup's interval, the
+        fractions of ideal of every run compared with it and their stability checks all use it."""
+        key = (ts.label, tg.label, tc.label)
+        if key not in self._ideal_reps:
+            self._ideal_reps[key] = ideal(ts.replicates, tg.replicates, tc.replicates)
+        return self._ideal_reps[key]
+
+    def cached_values(self, key: tuple) -> np.ndarray | None:
+        """The values of the series ``key`` if the bank holds it already, else None."""
+        series = self._cache.get(key)
+        return None if series is None else series.values
 
     def derived(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         """A series computed per repetition (e.g. the overlap fraction), resampled like a measured one."""
@@ -217,7 +232,7 @@ def missing(reason: str) -> Estimate:
 
 class PendingCIs:
     """Intervals computed later, many at once: ``estimate(..., later=this)`` registers an estimate's
-    replicates and ``flush()`` sets every registered estimate's CI (percentile_cis over one block).
+    replicates and ``flush()`` sets every registered estimate's CI (stats.percentile_cis_of_rows).
     The CIs are the ones percentile_ci gives; only the per-call numpy overhead is shared."""
 
     def __init__(self, confidence: float):
@@ -241,15 +256,9 @@ class PendingCIs:
 
 def _set_cis(items: list[tuple["Estimate", Callable[[], str | None] | None]], reps: list[np.ndarray],
              confidence: float) -> None:
-    by_size: dict[int, list[int]] = {}
-    for i, r in enumerate(reps):
-        by_size.setdefault(r.size, []).append(i)
-    for idx in by_size.values():
-        cis = percentile_cis(np.stack([reps[i] for i in idx]), confidence)
-        for i, ci in zip(idx, cis):
-            est, veto = items[i]
-            why = veto() if ci.ok and veto is not None else None
-            est.ci = no_ci(why) if why else ci
+    for (est, veto), ci in zip(items, percentile_cis_of_rows(reps, confidence)):
+        why = veto() if ci.ok and veto is not None else None
+        est.ci = no_ci(why) if why else ci
 
 
 NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")
@@ -257,26 +266,29 @@ NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")
 
 def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
              undefined: Callable[[float], str | None] | None = None, keep: bool = False,
-             later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None) -> Estimate:
+             later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None,
+             reps: np.ndarray | None = None) -> Estimate:
     """Apply ``fn`` to the series' medians (point) and replicates (interval).
 
     ``keep`` retains the replicates (the strategy summary needs the fraction's); others are dropped
     once the interval is known, to keep memory per run small. ``later``: the interval is computed
     at ``later.flush()`` (with many others) instead of now. ``veto``: asked when the interval is
-    defined; a reason it returns refuses the interval.
+    defined; a reason it returns refuses the interval. ``reps``: ``fn`` of the replicates, when the
+    caller has it already (the same values; it is not changed).
     """
-    absent = [n for n, s in zip(names, series) if s is None]
-    if absent:
+    # Called some 10^5 times by a large report: plain loops and math.isfinite, not numpy, on scalars.
+    if any(s is None for s in series):
+        absent = [n for n, s in zip(names, series) if s is None]
         return missing(f"no {', '.join(absent)} series in the trace")
     value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
-    reps = np.asarray(fn(*[s.replicates for s in series]), dtype=float)
+    reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     why = undefined(value) if undefined else None
-    if why or not np.isfinite(value):
+    if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
     # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
     est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
-    small = sorted({s.label for s in series if s.n < MIN_REPS})
-    if small:
+    if any(s.values.size < MIN_REPS for s in series):
+        small = sorted({s.label for s in series if s.n < MIN_REPS})
         est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
     elif later is not None:
         later.add(est, reps, veto)
@@ -310,20 +322,23 @@ def fraction_of_ideal(ts: float, tg: float, tc: float, tcc: float) -> float:
 
 
 def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True,
-                       later: PendingCIs | None = None) -> Estimate:
-    """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain)."""
+                       later: PendingCIs | None = None, bank: SeriesBank | None = None) -> Estimate:
+    """Fraction of ideal, undefined when the ideal speedup is not above 1 (nothing to gain).
+    ``bank``: where the ideal speedup's replicates are kept for the scenario (SeriesBank.ideal_replicates)."""
     parts = [ts, tg, tc, tcc]
     if any(p is None for p in parts):
         return estimate(fraction, parts, names, confidence)
     if ideal(ts.median, tg.median, tc.median) <= 1.0:
         return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
+    ideal_reps = ideal(ts.replicates, tg.replicates, tc.replicates) if bank is None else bank.ideal_replicates(ts, tg, tc)
 
     def unstable() -> str | None:
-        below = int(np.sum(ideal(ts.replicates, tg.replicates, tc.replicates) <= 1.0))
+        below = int(np.sum(ideal_reps <= 1.0))
         return (f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: fraction of ideal unstable"
                 if below else None)
 
-    return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable)
+    reps = (realized(ts.replicates, tcc.replicates) - 1.0) / (ideal_reps - 1.0)  # fraction(), operation for operation
+    return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable, reps=reps)
 
 
 @dataclass
@@ -381,7 +396,8 @@ def _ideal_estimate(bank: SeriesBank, parts: list[Series | None], names: list[st
         return estimate(ideal, parts, names, conf, later=later, keep=keep)
     key = ("ideal", keep, *(p.label for p in parts))
     if key not in bank.memo:
-        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep)
+        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep,
+                                  reps=bank.ideal_replicates(*parts))
     return bank.memo[key]
 
 
@@ -401,22 +417,24 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
-                                      keep=b is own, later=later)
+                                      keep=b is own, later=later, bank=bank)
     if b is own:
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
         p_ideal = _ideal_estimate(bank, [b[k] for k in names], [f"base {k}" for k in names], keep=True)
         p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
-                                        [f"base {k}" for k in names] + ["T_cc"], conf, later=later)
+                                        [f"base {k}" for k in names] + ["T_cc"], conf, later=later, bank=bank)
     gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later, keep=True)
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later)
-    ov_values = _overlap_series(run)
+    ov_key = (run.group, run.id, "concurrent", "overlap")
+    ov_values = bank.cached_values(ov_key)  # prepare() computed the series already, unless paired
+    if ov_values is None:
+        ov_values = _overlap_series(run)
     if ov_values is None:
         overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
     else:
-        s = bank.derived((run.group, run.id, "concurrent", "overlap"), f"{run.id}:overlap", ov_values,
-                         run.rounds.get("concurrent"))
+        s = bank.derived(ov_key, f"{run.id}:overlap", ov_values, run.rounds.get("concurrent"))
         overlap = estimate(lambda x: x, [s], ["overlap"], conf, later=later)
     drift, paired = _drift(run, base, own, b, conf, later=later)
     metrics = RunMetrics(
@@ -466,8 +484,9 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
             bool(own["T_s"] and own["T_s"].paired)
     # Paired only when the two runs were measured in the same rounds: runs of separate sweeps (a
     # resumed scenario) are both resampled by round, but by rounds they do not share.
-    shared = np.intersect1d(run.rounds.get("concurrent", []), base.rounds.get("serial", []))
-    paired = shared.size > 0 and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
+    ours, theirs = run.rounds.get("concurrent"), base.rounds.get("serial")
+    paired = ours is not None and theirs is not None and np.intersect1d(ours, theirs).size > 0 \
+        and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
     return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later), paired

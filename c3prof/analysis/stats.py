@@ -48,6 +48,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+try:  # the compiled kernels: the same numbers as the numpy code below, faster (_bootstrap.pyx)
+    from c3prof.analysis import _bootstrap
+except ImportError:  # not built (a source checkout without build_ext): the numpy code alone
+    _bootstrap = None
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 2412_14335  # the paper's arXiv number: any fixed value makes reports reproducible
@@ -82,9 +87,15 @@ def no_ci(reason: str) -> CI:
     return CI(None, None, reason)
 
 
+def key_digest(*key: object) -> int:
+    """The 32-bit word that names a quantity's generator; crc32 (not Python's salted hash) keeps it
+    stable across runs."""
+    return zlib.crc32("\x1f".join(str(k) for k in key).encode("utf-8"))
+
+
 def rng_for(seed: int, *key: object) -> np.random.Generator:
-    """A generator for one named quantity; crc32 (not Python's salted hash) keeps it stable across runs."""
-    digest = zlib.crc32("\x1f".join(str(k) for k in key).encode("utf-8"))
+    """A generator for one named quantity: PCG64 seeded with the words [seed, key_digest(*key)]."""
+    digest = key_digest(*key)
     # What np.random.default_rng(seed) builds, the same stream, without its wrapper's overhead (a
     # report makes one generator per series: tens of thousands).
     # The entropy as a uint32 array: the same SeedSequence words as the list [seed, digest] (each
@@ -195,9 +206,14 @@ def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray |
     uniforms: ``u`` (S, B), and for even n ``u2`` (S, 2, B) (what _rank_uniforms draws per series).
     One call serves many series; elementwise it is the per-series computation, so the replicates are
     bitwise those of bootstrap_medians given the same generators."""
+    return medians_from_ranks(xs, _alias_draw(u, xs.shape[1]), u2)
+
+
+def medians_from_ranks(xs: np.ndarray, j1: np.ndarray, u2: np.ndarray | None) -> np.ndarray:
+    """(S, B) median replicates of the sorted rows of ``xs`` (S, n) from J1 - 1 of each replicate
+    (``j1``, (S, B)) and, for even n, the uniforms ``u2`` (S, 2, B) that place J2."""
     s, n = xs.shape
     _, same = _median_rank_table(n)
-    j1 = _alias_draw(u, n)                                   # 0-based J1 - 1
     flat = xs.ravel()
     row = (np.arange(s) * n)[:, None]
     if same is None:
@@ -277,6 +293,27 @@ def many_bootstrap_medians(xs: np.ndarray, rngs: Sequence[np.random.Generator], 
         if u2 is not None:
             g.random(out=u2[i])
     return tabled_medians_from_uniforms(xs, u, u2)
+
+
+def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_resamples: int) -> np.ndarray:
+    """many_bootstrap_medians with series i drawing from ``rng_for(seed, *keys[i])``: the same (S, B)
+    replicates, from the compiled kernel when it is built (it runs those generators itself, without
+    creating them in Python), else from numpy."""
+    s, n = xs.shape
+    if _bootstrap is None or n <= 1 or n > _TABLE_MAX_N:
+        return many_bootstrap_medians(xs, [rng_for(seed, *k) for k in keys], n_resamples)
+    xs = np.ascontiguousarray(xs, dtype=float)
+    digests = np.array([key_digest(*k) for k in keys], dtype=np.uint32)
+    keep, alias = _median_rank_alias(n)
+    word = int(seed) & 0xFFFFFFFF  # as rng_for
+    if n % 2:
+        out = np.empty((s, n_resamples))
+        _bootstrap.odd_tabled_medians(xs, word, digests, keep, alias, out)
+        return out
+    j1 = np.empty((s, n_resamples), dtype=np.intp)
+    u2 = np.empty((s, 2, n_resamples))
+    _bootstrap.tabled_ranks(n, word, digests, keep, alias, j1, u2)
+    return medians_from_ranks(xs, j1, u2)
 
 
 def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator, *, presorted: bool = False) -> np.ndarray:
@@ -392,6 +429,13 @@ def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts:
 def percentile_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE) -> CI:
     """Percentile interval of bootstrap replicates, refusing degenerate or unstable distributions."""
     reps = np.asarray(replicates, dtype=float).ravel()
+    if _bootstrap is not None:  # the same interval, from the compiled kernel where it applies
+        return percentile_cis_of_rows([np.ascontiguousarray(reps)], confidence)[0]
+    return _percentile_ci_numpy(reps, confidence)
+
+
+def _percentile_ci_numpy(reps: np.ndarray, confidence: float) -> CI:
+    """percentile_ci in numpy (without the compiled kernel)."""
     if reps.size == 0:
         return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
     low, high = reps.min(), reps.max()  # NaN or inf anywhere shows in these: no separate isfinite pass
@@ -428,6 +472,47 @@ def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENC
             out.append(no_ci(f"statistic undefined in {bad} of {b} resamples"))
         else:
             out.append(no_ci("no spread: the resampled statistic is constant (identical repetitions)"))
+    return out
+
+
+def percentile_cis_of_rows(rows: Sequence[np.ndarray], confidence: float = DEFAULT_CONFIDENCE) -> list[CI]:
+    """percentile_ci of every replicate array in ``rows`` (1-D float64, of any lengths): the same CIs.
+    Rows of one length share one call; the compiled kernel reads them in place (no stacked copy)."""
+    by_size: dict[int, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_size.setdefault(r.size, []).append(i)
+    out: list[CI] = [_NO_SPREAD_CI] * len(rows)
+    alpha = (1.0 - confidence) / 2.0
+    for b, idx in by_size.items():
+        last = b - 1
+        p_lo, p_hi = alpha * last, (1.0 - alpha) * last
+        group = [rows[i] for i in idx]
+        if _bootstrap is None or not int(p_lo) + 1 < int(p_hi) < last \
+                or not all(r.dtype == np.float64 and r.ndim == 1 and r.flags.c_contiguous for r in group):
+            cis = percentile_cis(np.stack(group), confidence)
+        else:
+            cis = _kernel_cis(group, b, p_lo, p_hi)
+        for i, ci in zip(idx, cis):
+            out[i] = ci
+    return out
+
+
+_NO_SPREAD_CI = no_ci("no spread: the resampled statistic is constant (identical repetitions)")
+
+
+def _kernel_cis(rows: list[np.ndarray], b: int, p_lo: float, p_hi: float) -> list[CI]:
+    """percentile_cis' intervals and reasons, from _bootstrap.percentile_pairs."""
+    e = len(rows)
+    low, high, status, bad = np.empty(e), np.empty(e), np.empty(e, dtype=np.int8), np.empty(e, dtype=np.int64)
+    _bootstrap.percentile_pairs(rows, p_lo, p_hi, low, high, status, bad)
+    out: list[CI] = []
+    for lo, hi, st, nb in zip(low.tolist(), high.tolist(), status.tolist(), bad.tolist()):
+        if st == _bootstrap.OK:
+            out.append(CI(lo, hi))
+        elif st == _bootstrap.NOT_FINITE:
+            out.append(no_ci(f"statistic undefined in {nb} of {b} resamples"))
+        else:
+            out.append(_NO_SPREAD_CI)
     return out
 
 

@@ -1,0 +1,329 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled kernels of the report's bootstrap: the same numbers as the numpy code in stats.py, faster.
+
+A large report resamples tens of thousands of short series (2000 median replicates each) and takes
+two percentiles of as many replicate rows. In numpy that is a few calls per series, whose fixed cost
+(creating a generator, ~25 us; a call, ~1 us) outweighs the arithmetic on 25 values. These kernels
+loop over all the series in C instead. Each one reproduces its numpy counterpart exactly, so a report
+is the same with and without them (tests/test_analysis_bootstrap_kernel.py compares them bitwise):
+
+``keyed_uniforms`` / ``odd_tabled_medians`` / ``tabled_ranks``
+    The generator of a series is ``stats.rng_for(seed, *key)``: numpy's PCG64 seeded through
+    ``SeedSequence([seed, crc32(key)])``. Both are small, fully specified algorithms (numpy's
+    ``bit_generator.pyx`` and ``pcg64.h``; O'Neill's PCG paper); they are re-implemented below in
+    C with 128-bit integers, and ``Generator.random`` is ``(next64 >> 11) * 2**-53``. The median's
+    rank is then drawn through the same alias table with the same floating-point operations as
+    ``stats._alias_draw_exact``.
+
+``percentile_pairs``
+    The two tail quantiles of ``stats._linear_quantiles_rows``: the same order statistics (exact
+    values, whatever algorithm selects them), interpolated with the same operations.
+
+Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy.
+"""
+
+from libc.stdint cimport uint32_t, uint64_t, int64_t, int8_t
+from libc.math cimport isfinite
+from libcpp.algorithm cimport nth_element
+from libcpp.vector cimport vector
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef unsigned __int128 c3_u128;
+    typedef struct { c3_u128 state; c3_u128 inc; } c3_pcg64;
+
+    /* numpy.random.SeedSequence: its hash constants (bit_generator.pyx). */
+    static inline uint32_t c3_hashmix(uint32_t value, uint32_t *hash_const) {
+        value ^= *hash_const;
+        *hash_const *= 0x931e8875u;
+        value *= *hash_const;
+        value ^= value >> 16;
+        return value;
+    }
+    static inline uint32_t c3_mix(uint32_t x, uint32_t y) {
+        uint32_t r = 0xca01f9ddu * x - 0x4973f715u * y;
+        r ^= r >> 16;
+        return r;
+    }
+    /* SeedSequence(entropy=[w0, w1]).generate_state(4, uint64): pool of 4 words, no spawn key. */
+    static void c3_seed_sequence(uint32_t w0, uint32_t w1, uint64_t out[4]) {
+        uint32_t hash_a = 0x43b0d7e5u, pool[4], entropy[4] = {w0, w1, 0u, 0u};
+        for (int i = 0; i < 4; i++) pool[i] = c3_hashmix(entropy[i], &hash_a);  /* missing words hash 0 */
+        for (int src = 0; src < 4; src++)
+            for (int dst = 0; dst < 4; dst++)
+                if (src != dst) pool[dst] = c3_mix(pool[dst], c3_hashmix(pool[src], &hash_a));
+        uint32_t hash_b = 0x8b51f9ddu, words[8];
+        for (int i = 0; i < 8; i++) {
+            uint32_t v = pool[i % 4];
+            v ^= hash_b;
+            hash_b *= 0x58f38dedu;
+            v *= hash_b;
+            v ^= v >> 16;
+            words[i] = v;
+        }
+        for (int i = 0; i < 4; i++) out[i] = (uint64_t)words[2 * i] | ((uint64_t)words[2 * i + 1] << 32);
+    }
+
+    #define C3_PCG_MULT ((((c3_u128)2549297995355413924ULL) << 64) + 4865540595714422341ULL)
+
+    /* numpy's PCG64(seed_sequence): pcg64_set_seed(state, words[0..1], words[2..3]). */
+    static inline void c3_pcg64_seed(c3_pcg64 *rng, uint32_t seed, uint32_t digest) {
+        uint64_t w[4];
+        c3_seed_sequence(seed, digest, w);
+        c3_u128 initstate = (((c3_u128)w[0]) << 64) + w[1];
+        c3_u128 initseq = (((c3_u128)w[2]) << 64) + w[3];
+        rng->state = 0;
+        rng->inc = (initseq << 1u) | 1u;
+        rng->state = rng->state * C3_PCG_MULT + rng->inc;
+        rng->state += initstate;
+        rng->state = rng->state * C3_PCG_MULT + rng->inc;
+    }
+    /* Generator.random(): XSL-RR output of the advanced state, top 53 bits. */
+    static inline double c3_pcg64_double(c3_pcg64 *rng) {
+        rng->state = rng->state * C3_PCG_MULT + rng->inc;
+        uint64_t x = ((uint64_t)(rng->state >> 64u)) ^ (uint64_t)rng->state;
+        unsigned rot = (unsigned)(rng->state >> 122u);
+        uint64_t out = (x >> rot) | (x << ((-rot) & 63u));
+        return (double)(out >> 11) * (1.0 / 9007199254740992.0);
+    }
+
+    /* The median rank J1 - 1 of `reps` replicates for each of `rows` series, series i drawing from
+       the keyed generator (seed, digests[i]), through the alias table (stats._alias_draw_exact,
+       operation for operation): values[i*reps + b] = xs[i*n + J1 - 1] when `values` is given, else
+       ranks[i*reps + b] = J1 - 1. Then `extra` further uniforms of each generator go to
+       more[i*extra + k]. Series are drawn C3_LANES at a time: their generators are independent
+       chains of 128-bit multiplies, which the CPU overlaps; the alias choice is branch-free (a
+       mispredicted branch per draw cost more than the draw). */
+    #define C3_LANES 4
+    static void c3_tabled_draws(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                                const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        const double dn = (double)n;
+        for (ptrdiff_t i0 = 0; i0 < rows; i0 += C3_LANES) {
+            int m = rows - i0 < C3_LANES ? (int)(rows - i0) : C3_LANES;
+            c3_pcg64 g[C3_LANES];
+            for (int l = 0; l < m; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
+            for (ptrdiff_t b = 0; b < reps; b++) {
+                for (int l = 0; l < m; l++) {
+                    double scaled = c3_pcg64_double(&g[l]) * dn;
+                    ptrdiff_t cell = (ptrdiff_t)scaled;
+                    ptrdiff_t other = alias[cell];
+                    ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
+                    ptrdiff_t at = (i0 + l) * reps + b;
+                    if (values) values[at] = xs[(i0 + l) * n + j];
+                    else ranks[at] = j;
+                }
+            }
+            for (int l = 0; l < m; l++)
+                for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
+        }
+    }
+    """
+    ctypedef struct c3_pcg64:
+        pass
+    void c3_pcg64_seed(c3_pcg64 *rng, uint32_t seed, uint32_t digest) nogil
+    double c3_pcg64_double(c3_pcg64 *rng) nogil
+    void c3_seed_sequence(uint32_t w0, uint32_t w1, uint64_t out[4]) nogil
+    void c3_tabled_draws(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
+                         const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
+                         double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more) nogil
+
+
+def seed_sequence_words(uint32_t seed, uint32_t digest):
+    """SeedSequence([seed, digest]).generate_state(4, uint64), as a list (for the tests)."""
+    cdef uint64_t out[4]
+    c3_seed_sequence(seed, digest, out)
+    return [out[0], out[1], out[2], out[3]]
+
+
+def keyed_uniforms(uint32_t seed, const uint32_t[::1] digests, double[:, ::1] out):
+    """Row i of ``out``: the first uniforms of ``np.random.Generator(PCG64([seed, digests[i]]))``
+    (what ``stats.rng_for(seed, *key_i).random(out.shape[1])`` gives)."""
+    cdef Py_ssize_t i, b
+    cdef c3_pcg64 rng
+    if out.shape[0] != digests.shape[0]:
+        raise ValueError("keyed_uniforms: one digest per row of out")
+    with nogil:
+        for i in range(out.shape[0]):
+            c3_pcg64_seed(&rng, seed, digests[i])
+            for b in range(out.shape[1]):
+                out[i, b] = c3_pcg64_double(&rng)
+
+
+def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::1] digests,
+                       const double[::1] keep, const Py_ssize_t[::1] alias, double[:, ::1] out):
+    """stats.tabled_medians_from_uniforms for odd n, each row's uniforms from its keyed generator:
+    out[i, b] = xs[i, J1 - 1] (the resample median is one order statistic)."""
+    cdef Py_ssize_t rows = xs.shape[0], n = xs.shape[1]
+    _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], out.shape[0])
+    if rows == 0 or out.shape[1] == 0:
+        return
+    with nogil:
+        c3_tabled_draws(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
+                        &out[0, 0], NULL, 0, NULL)
+
+
+def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const double[::1] keep,
+                 const Py_ssize_t[::1] alias, Py_ssize_t[:, ::1] j1, double[:, :, ::1] u2):
+    """For even n: J1 - 1 of each replicate (``j1``, (S, B)) and the two further uniforms per
+    replicate (``u2``, (S, 2, B)) that stats.medians_from_ranks turns into J2, in the generator's
+    order (stats._rank_uniforms)."""
+    cdef Py_ssize_t rows = j1.shape[0], reps = j1.shape[1]
+    _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], u2.shape[0])
+    if u2.shape[1] != 2 or u2.shape[2] != reps:
+        raise ValueError("tabled_ranks: u2 must be (S, 2, B)")
+    if rows == 0 or reps == 0:
+        return
+    with nogil:
+        c3_tabled_draws(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
+                        2 * reps, &u2[0, 0, 0])
+
+
+cdef _check_shapes(Py_ssize_t rows, Py_ssize_t n, Py_ssize_t n_digests, Py_ssize_t n_keep,
+                   Py_ssize_t n_alias, Py_ssize_t out_rows):
+    if n_digests != rows or out_rows != rows:
+        raise ValueError("one digest and one output row per series")
+    if n < 1 or n_keep != n or n_alias != n:
+        raise ValueError("the alias table must have one entry per repetition")
+
+
+# ------------------------------------------------------------------------------------------------
+# Percentile intervals
+# ------------------------------------------------------------------------------------------------
+
+# Row status codes of percentile_pairs (the Python names below are the same values).
+cdef enum:
+    ROW_OK = 0
+    ROW_NOT_FINITE = 1
+    ROW_NO_SPREAD = 2
+
+OK, NOT_FINITE, NO_SPREAD = ROW_OK, ROW_NOT_FINITE, ROW_NO_SPREAD
+
+
+def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, double[::1] high,
+                     int8_t[::1] status, int64_t[::1] bad):
+    """The interval of every replicate row (1-D float64 arrays of one length B): the linearly
+    interpolated quantiles at positions ``p_lo`` < ``p_hi`` (q * (B - 1), as np.quantile), with
+    floor(p_lo) + 1 < floor(p_hi) < B - 1. ``status[i]``: OK, NOT_FINITE (``bad[i]`` values are NaN
+    or infinite) or NO_SPREAD (all values equal)."""
+    cdef Py_ssize_t i, n_rows = len(rows)
+    cdef const double[::1] row
+    cdef Py_ssize_t lo = <Py_ssize_t>p_lo, hi = <Py_ssize_t>p_hi, size = -1
+    cdef vector[double] work
+    if not (low.shape[0] == high.shape[0] == status.shape[0] == bad.shape[0] == n_rows):
+        raise ValueError("percentile_pairs: one output per row")
+    for i in range(n_rows):
+        row = rows[i]
+        if size < 0:
+            size = row.shape[0]
+            if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
+                raise ValueError("percentile_pairs: positions outside the fast case")
+            work.resize(2 * size + 2)
+        elif row.shape[0] != size:
+            raise ValueError("percentile_pairs: rows of different lengths")
+        with nogil:
+            status[i] = _row_interval(&row[0], size, p_lo, p_hi, lo, hi, work.data(), &low[i], &high[i], &bad[i])
+
+
+cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, double p_hi, Py_ssize_t lo,
+                          Py_ssize_t hi, double *work, double *low, double *high, int64_t *bad) noexcept nogil:
+    """The interval of one row (the docstring of percentile_pairs), in one pass over it.
+
+    The interval's ranks sit in the tails (50 and 1950 of 2000), so rather than partition the whole
+    row, every value at or below a low threshold goes to one buffer and every value at or above a
+    high one to another, and each buffer is partitioned alone. With T values <= t, the k + 1
+    smallest of the row are all among them when T > k: the buffer's order statistic k is the row's
+    (and likewise from the top). The thresholds are order statistics of a strided sample, chosen so
+    the buffers hold a few times the tails; if one falls short (an unlucky sample), the whole row
+    is partitioned instead. ``work`` holds 2 * size + 2 values: the two buffers cannot overflow,
+    so they are filled without branches (every value written, the count advanced or not). The same
+    pass finds the extremes and counts NaNs (which compare as neither smaller nor larger)."""
+    cdef Py_ssize_t j, n_nan = 0, n_low = 0, n_high = 0
+    cdef double v, vmin = row[0], vmax = row[0], t_low, t_high
+    cdef double *bottom = work
+    cdef double *top = work + size + 1
+    if not _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high):
+        return _not_finite(row, size, bad)
+    for j in range(size):
+        v = row[j]
+        n_nan += v != v
+        vmin = v if v < vmin else vmin
+        vmax = v if v > vmax else vmax
+        bottom[n_low] = v
+        n_low += v <= t_low
+        top[n_high] = v
+        n_high += v >= t_high
+    if n_nan or not isfinite(vmin) or not isfinite(vmax):
+        return _not_finite(row, size, bad)
+    bad[0] = 0
+    if vmin == vmax:
+        return ROW_NO_SPREAD
+    cdef double r_lo, r_lo1, r_hi, r_hi1
+    if n_low < lo + 2 or n_high < size - hi:
+        _whole_row_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
+    else:
+        nth_element(bottom, bottom + lo, bottom + n_low)
+        r_lo = bottom[lo]
+        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
+        # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
+        j = hi - (size - n_high)
+        nth_element(top, top + j, top + n_high)
+        r_hi = top[j]
+        r_hi1 = _smallest(top + j + 1, n_high - j - 1)
+    # stats._linear_quantiles_rows: ranks[lo] + (p - lo) * (ranks[lo + 1] - ranks[lo])
+    low[0] = r_lo + (p_lo - <double>lo) * (r_lo1 - r_lo)
+    high[0] = r_hi + (p_hi - <double>hi) * (r_hi1 - r_hi)
+    return ROW_OK
+
+
+cdef int8_t _not_finite(const double *row, Py_ssize_t size, int64_t *bad) noexcept nogil:
+    cdef Py_ssize_t j
+    bad[0] = 0
+    for j in range(size):
+        bad[0] += not isfinite(row[j])
+    return ROW_NOT_FINITE
+
+
+cdef bint _sample_thresholds(const double *row, Py_ssize_t size, Py_ssize_t need_low, Py_ssize_t need_high,
+                             double *t_low, double *t_high) noexcept nogil:
+    """Thresholds with, in expectation, about twice ``need_low`` values of the row at or below
+    ``t_low`` (``need_high`` at or above ``t_high``), from a strided sample of up to 128 values;
+    False if the sample holds a NaN or an infinity (the row has no interval then)."""
+    cdef Py_ssize_t j = 0, n_sample = 0, step = size // 64 if size >= 128 else 1
+    cdef double sample[128]
+    while j < size and n_sample < 128:
+        if not isfinite(row[j]):
+            return False
+        sample[n_sample] = row[j]
+        n_sample += 1
+        j += step
+    cdef Py_ssize_t k_low = min(n_sample - 1, (2 * need_low * n_sample) // size + 2)
+    cdef Py_ssize_t k_high = max(<Py_ssize_t>0, n_sample - 1 - ((2 * need_high * n_sample) // size + 2))
+    nth_element(sample, sample + k_low, sample + n_sample)
+    t_low[0] = sample[k_low]
+    nth_element(sample, sample + k_high, sample + n_sample)
+    t_high[0] = sample[k_high]
+    return True
+
+
+cdef void _whole_row_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py_ssize_t hi, double *work,
+                           double *r_lo, double *r_lo1, double *r_hi, double *r_hi1) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(size):
+        work[j] = row[j]
+    nth_element(work, work + lo, work + size)
+    r_lo[0] = work[lo]
+    nth_element(work + lo + 1, work + hi, work + size)
+    r_hi[0] = work[hi]
+    r_lo1[0] = _smallest(work + lo + 1, hi - lo)    # ranks lo + 1 .. hi - 1 lie there, hi above
+    r_hi1[0] = _smallest(work + hi + 1, size - hi - 1)
+
+
+cdef inline double _smallest(const double *values, Py_ssize_t count) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double best = values[0]
+    for j in range(1, count):
+        if values[j] < best:
+            best = values[j]
+    return best

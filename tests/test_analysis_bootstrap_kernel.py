@@ -1,0 +1,158 @@
+"""The compiled bootstrap kernels (c3prof/analysis/_bootstrap.pyx) give the numpy code's numbers, bit for bit.
+
+Each kernel replaces numpy code that stays as the fallback (a checkout without the extension built);
+a report must not depend on which one ran. So every comparison here is equality, not closeness:
+the generator words and streams against numpy's own SeedSequence and PCG64, the median replicates
+against many_bootstrap_medians with the keyed generators, the intervals against percentile_cis,
+and whole reports of committed traces with and without the kernels. Inputs other than the
+committed traces are small SYNTHETIC arrays.
+"""
+
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from c3prof.analysis import stats
+from c3prof.analysis.stats import (_TABLE_MAX_N, key_digest, keyed_bootstrap_medians, many_bootstrap_medians,
+                                   percentile_cis, percentile_cis_of_rows, rng_for)
+
+# The extension must be built (scripts/setup.sh, pip install -e .): missing is a failure, not a skip.
+from c3prof.analysis import _bootstrap  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+SEEDS = [0, 7, stats.DEFAULT_SEED, 2**32 + 5, 2**32 - 1]
+KEYS = [(), ("a",), ("H200", "s/base/default", "gemm", "total_ms"), ("x" * 300, 3, None)]
+
+
+def test_stats_uses_the_built_kernels():
+    # stats falls back to numpy when the import fails: here it must have found the extension.
+    assert stats._bootstrap is _bootstrap
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_seed_sequence_words_are_numpys(seed):
+    for key in KEYS:
+        digest = key_digest(*key)
+        words = np.array([seed & 0xFFFFFFFF, digest], dtype=np.uint32)
+        assert _bootstrap.seed_sequence_words(seed & 0xFFFFFFFF, digest) == \
+            np.random.SeedSequence(words).generate_state(4, np.uint64).tolist()
+
+
+def test_keyed_uniforms_are_the_keyed_generators_stream():
+    digests = np.array([key_digest(*k) for k in KEYS] + [0, 0xFFFFFFFF], dtype=np.uint32)
+    for seed in SEEDS:
+        out = np.empty((digests.size, 5000))
+        _bootstrap.keyed_uniforms(seed & 0xFFFFFFFF, digests, out)
+        for row, d in zip(out, digests.tolist()):
+            gen = np.random.Generator(np.random.PCG64(np.array([seed & 0xFFFFFFFF, d], dtype=np.uint32)))
+            assert np.array_equal(row, gen.random(5000))
+    assert key_digest("a", 1) == zlib.crc32(b"a\x1f1")
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 9, 10, 25, 26, 101, 1000, _TABLE_MAX_N])
+def test_keyed_bootstrap_medians_kernel_equals_numpy(n, monkeypatch):
+    xs = np.sort(np.random.default_rng(n).lognormal(0, 0.1, (6, n)), axis=1)
+    xs[0] = np.round(xs[0], 1)  # ties
+    keys = [("g", f"run{i}", "serial", "total_ms") for i in range(len(xs))]
+    got = keyed_bootstrap_medians(xs, 11, keys, 700)
+    assert np.array_equal(got, many_bootstrap_medians(xs, [rng_for(11, *k) for k in keys], 700))
+    # The numpy sampler's bucket table (built after many draws of one n) gives the same draws too.
+    monkeypatch.setattr(stats, "_DRAWS_BEFORE_TABLE", 0)
+    assert np.array_equal(got, many_bootstrap_medians(xs, [rng_for(11, *k) for k in keys], 700))
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    assert np.array_equal(got, keyed_bootstrap_medians(xs, 11, keys, 700))
+
+
+def test_keyed_bootstrap_medians_outside_the_table_is_the_numpy_sampler():
+    for n in (1, _TABLE_MAX_N + 1):
+        xs = np.sort(np.random.default_rng(1).random((3, n)), axis=1)
+        keys = [(i,) for i in range(3)]
+        assert np.array_equal(keyed_bootstrap_medians(xs, 2, keys, 64),
+                              many_bootstrap_medians(xs, [rng_for(2, *k) for k in keys], 64))
+
+
+def test_keyed_bootstrap_medians_refuses_mismatched_shapes():
+    xs = np.sort(np.random.default_rng(0).random((3, 5)), axis=1)
+    keep, alias = stats._median_rank_alias(5)
+    with pytest.raises(ValueError):
+        _bootstrap.odd_tabled_medians(xs, 1, np.zeros(2, dtype=np.uint32), keep, alias, np.empty((3, 10)))
+    with pytest.raises(ValueError):
+        _bootstrap.odd_tabled_medians(xs, 1, np.zeros(3, dtype=np.uint32), keep[:4], alias[:4], np.empty((3, 10)))
+
+
+def _interval_rows(b: int) -> list[np.ndarray]:
+    """Rows that exercise the kernel's tail buffers and its whole-row fallback."""
+    rng = np.random.default_rng(b)
+    rows = [rng.lognormal(0, 0.2, b) for _ in range(20)]
+    rows += [np.round(rng.random(b), 1), np.round(rng.random(b), 2)]     # few distinct values
+    rows += [np.sort(rng.random(b)), np.sort(rng.random(b))[::-1].copy()]  # sorted either way
+    rows.append(np.full(b, 1.5))                                          # no spread
+    two = np.full(b, 2.0)
+    two[: b // 2] = 1.0
+    rows.append(two)                                                      # two values: buffers overfill
+    nan_row = rng.random(b)
+    nan_row[[0, b - 1]] = np.nan
+    inf_row = rng.random(b)
+    inf_row[0] = -np.inf
+    rows += [nan_row, inf_row]
+    # The strided sample sees only the smallest values: the low threshold is too low, so the
+    # kernel partitions the whole row.
+    skewed = rng.random(b) + 1.0
+    skewed[:: max(1, b // 64)] = rng.random(skewed[:: max(1, b // 64)].size) * 1e-3
+    rows.append(skewed)
+    zeros = (np.arange(b) % 3).astype(float)
+    zeros[zeros == 0] = np.where(rng.random(int((zeros == 0).sum())) < 0.5, -0.0, 0.0)
+    rows.append(zeros)                                                    # signed zeros among ties
+    return rows
+
+
+@pytest.mark.parametrize("b", [2, 5, 60, 200, 2000, 4001])
+@pytest.mark.parametrize("conf", [0.95, 0.5, 0.999])
+def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf):
+    rows = _interval_rows(b)
+    want = percentile_cis(np.stack(rows), conf)
+    got = percentile_cis_of_rows(rows, conf)
+    assert [(c.low, c.high, c.reason) for c in got] == [(c.low, c.high, c.reason) for c in want]
+    # -0.0 and 0.0 compare equal: the signs must match too (json writes them differently).
+    assert [json.dumps([c.low, c.high]) for c in got] == [json.dumps([c.low, c.high]) for c in want]
+
+
+@pytest.mark.parametrize("b", [5, 2000])
+def test_percentile_ci_kernel_equals_numpy(b):
+    for row in _interval_rows(b):
+        got, want = stats.percentile_ci(row, 0.95), stats._percentile_ci_numpy(row, 0.95)
+        assert (got.low, got.high, got.reason) == (want.low, want.high, want.reason)
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_percentile_cis_of_rows_mixed_lengths_and_layouts(kernel, monkeypatch):
+    if not kernel:
+        monkeypatch.setattr(stats, "_bootstrap", None)
+    rng = np.random.default_rng(9)
+    rows = [rng.random(300), rng.random(2000), rng.random(600)[::2], rng.random(300).astype(np.float32)]
+    assert percentile_cis_of_rows(rows) == [percentile_cis(r[None, :].astype(float))[0] for r in rows]
+
+
+def test_percentile_pairs_refuses_bad_positions_and_lengths():
+    rows = [np.random.default_rng(0).random(100)] * 2
+    out = (np.empty(2), np.empty(2), np.empty(2, dtype=np.int8), np.empty(2, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _bootstrap.percentile_pairs(rows, 10.0, 99.5, *out)         # hi + 1 beyond the row
+    with pytest.raises(ValueError):
+        _bootstrap.percentile_pairs([rows[0], rows[0][:50].copy()], 2.0, 40.0, *out)
+
+
+@pytest.mark.parametrize("names", [["h200_default_pair_a.jsonl"], ["h200_default_visits.jsonl"],
+                                   ["h200_smoke.jsonl"], ["h200x2_llama70b.rank0.jsonl", "h200x2_llama70b.rank1.jsonl"]])
+def test_reports_are_the_same_with_and_without_the_kernels(names, monkeypatch):
+    from c3prof.analysis.dataset import load
+    from c3prof.report.build import build_report
+    from c3prof.report.json_out import dumps
+
+    paths = [str(DATA / n) for n in names]
+    with_kernels = dumps(build_report(load(paths)))
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    assert dumps(build_report(load(paths))) == with_kernels

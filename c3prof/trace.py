@@ -26,6 +26,7 @@ Times are milliseconds from CUDA events.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -42,11 +43,17 @@ from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
 
-_orjson: Any
-try:  # optional (the `fast` extra): parses records faster, into the same values (parse_record)
-    import orjson as _orjson
-except ImportError:
-    _orjson = None
+
+def _optional_orjson() -> Any:
+    """orjson when installed (the `fast` extra: parses records faster, into the same values,
+    parse_record), else None. Imported by name so type checking reads the same with or without it."""
+    try:
+        return importlib.import_module("orjson")
+    except ImportError:
+        return None
+
+
+_orjson: Any = _optional_orjson()
 
 FORMAT = "c3prof-trace"
 VERSION = 1

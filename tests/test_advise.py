@@ -14,10 +14,11 @@ import pytest
 from report_helpers import DATA
 
 from c3prof.advise.data import MeasuredRun, MeasuredScenario, measured_set
-from c3prof.advise.evaluate import RULES, interval_coverage, loso, measured_best, rule_choice, score, summarize
+from c3prof.advise.evaluate import (RULES, interval_coverage, loso, measured_best, near_ties, rule_choice, score,
+                                    summarize)
 from c3prof.advise.fit import capture_inputs, fit
 from c3prof.advise.model import fit_tables
-from c3prof.advise.predict import advise
+from c3prof.advise.predict import Advice, Inputs, Prediction, advise
 from c3prof.advise.settings import settings_for
 from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.cli import main
@@ -115,6 +116,32 @@ def test_summary_counts_hits_and_losses(loso_scores):
         assert r["max_loss"] == pytest.approx(max(c.loss for c in cs))
         assert r["mean_loss"] == pytest.approx(sum(c.loss for c in cs) / 15)
     assert rows["oracle"]["hits"] == 15 and rows["oracle"]["max_loss"] == 0
+
+
+def _advice_of(t_ccs, typical_error):
+    inp = Inputs(name="x", gemm=GemmSpec(m=64, n=64, k=64, dtype="bf16"),
+                 comm=CommSpec(op="transfer", bytes=1 << 20, link="hbm"), t_g=1.0, t_c=1.0, source="test")
+    preds = [Prediction(key=f"c{i}", t_g=1.0, t_c=1.0, efficiency=0.0, t_cc=t, t_cc_interval=None,
+                        fraction=None, fraction_interval=None) for i, t in enumerate(t_ccs)]
+    return Advice(inputs=inp, ranked=preds, unavailable={}, typical_error=typical_error)
+
+
+def test_near_tie_is_a_runner_up_within_the_typical_error():
+    err = math.log(1.05)                                    # the model is typically 5% off
+    assert _advice_of([1.0, 1.03], err).near_tie            # 3% apart: cannot tell them apart
+    assert not _advice_of([1.0, 1.08], err).near_tie        # 8% apart: a clear choice
+    assert _advice_of([1.0, 1.03], err).margin == pytest.approx(0.03)
+    assert not _advice_of([1.0, 1.03], None).near_tie       # no error estimate: no flag
+    assert not _advice_of([1.0], err).near_tie and _advice_of([1.0], err).margin is None
+
+
+def test_near_ties_count_flags_and_flagged_misses(train, loso_scores):
+    nt = near_ties(loso_scores)
+    assert nt["flagged"] == sum(sc.advice.near_tie for sc in loso_scores) == len(nt["scenarios_flagged"])
+    assert nt["misses"] == sum(not sc.choices["advice"].hit for sc in loso_scores)
+    assert nt["misses_flagged"] <= min(nt["misses"], nt["flagged"])
+    model = fit(train.scenarios)            # the model's typical error: the median |LOSO log residual|
+    assert model.typical_error is not None and 0 < model.typical_error < 0.5
 
 
 def test_interval_coverage_counts_runs_inside_their_interval(loso_scores):
@@ -339,3 +366,14 @@ def test_second_heldout_capture_shares_no_shape_with_any_training_capture():
     assert not {s.gemm for s in held.scenarios} & {s.gemm for s in train_all.scenarios}
     model = fit_tables(train_all.scenarios)
     assert all(score(model, s).held_out for s in held.scenarios)
+
+
+def test_validation_lines_say_how_many_misses_were_flagged(loso_scores):
+    from c3prof.advise.render import validation_lines
+    from c3prof.advise.report import validation_json
+
+    v = validation_json(loso_scores, "loso", ["d1"])
+    nt = v["near_ties"]
+    line = next(ln for ln in validation_lines(v) if "near ties flagged" in ln)
+    assert f"{nt['flagged']} of {len(loso_scores)} scenarios, {nt['misses_flagged']} of the {nt['misses']} misses" in line
+    assert all("near_tie" in sc and "runner_up_margin" in sc for sc in v["scenarios"])

@@ -87,6 +87,7 @@ class ScenarioScore:
     def to_json(self) -> dict:
         return {"scenario": self.scenario, "measured_best": self.best, "ties": self.ties,
                 "held_out": self.held_out, "choices": {k: c.to_json() for k, c in self.choices.items()},
+                "runner_up_margin": self.advice.margin, "near_tie": self.advice.near_tie,
                 "runs": [_run_json(self.measured[p.key], p) for p in self.advice.ranked],
                 "not_predicted": self.advice.unavailable}
 
@@ -124,6 +125,16 @@ def loso(scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:
 
 def held_out(model: AdviceModel, scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:
     return [score(model, s) for s in scenarios]
+
+
+def near_ties(scores: list[ScenarioScore]) -> dict:
+    """How many scenarios the advice flagged as near ties (runner-up within the model's typical
+    error), and how many of the misses it had flagged: whether the flag points at the risky choices."""
+    flagged = [sc for sc in scores if sc.advice.near_tie]
+    misses = [sc for sc in scores if not sc.choices["advice"].hit]
+    return {"flagged": len(flagged), "misses": len(misses),
+            "misses_flagged": sum(sc.advice.near_tie for sc in misses),
+            "scenarios_flagged": [sc.scenario for sc in flagged]}
 
 
 def interval_coverage(scores: list[ScenarioScore]) -> dict:

@@ -48,6 +48,8 @@ def fit(scenarios: list[MeasuredScenario]) -> AdviceModel:
     res = loso_residuals(scenarios) if len(scenarios) > 2 else []
     model.n_residuals = len(res)
     model.residual_q = _quantiles([r for _, r in res])
+    if len(res) >= MIN_RESIDUALS:
+        model.typical_error = float(np.median(np.abs([r for _, r in res])))
     for key in {k for k, _ in res}:
         q = _quantiles([r for k, r in res if k == key])
         if q is not None:

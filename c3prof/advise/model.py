@@ -165,6 +165,9 @@ class AdviceModel:
     residual_q: tuple[float, float] | None = None
     residual_q_by_key: dict[str, tuple[float, float]] = field(default_factory=dict)
     n_residuals: int = 0
+    # The median |log(measured / predicted)| T_cc under leave-one-scenario-out: the model's typical
+    # error. Two candidates predicted closer than this are a near tie (predict.Advice.near_tie).
+    typical_error: float | None = None
     training: list[str] = field(default_factory=list)                    # scenario names
     definitions: set = field(default_factory=set)
     sm_count: int | None = None     # the training GPU's SMs (gemm_sms + comm_sms of a partitioned run)

@@ -113,6 +113,7 @@ class Advice:
     inputs: Inputs
     ranked: list[Prediction]                  # best (lowest predicted T_cc) first
     unavailable: dict[str, str]               # candidate -> why the model cannot predict it
+    typical_error: float | None = None        # the model's (AdviceModel.typical_error)
 
     @property
     def best(self) -> Prediction | None:
@@ -121,6 +122,21 @@ class Advice:
     @property
     def runner_up(self) -> Prediction | None:
         return self.ranked[1] if len(self.ranked) > 1 else None
+
+    @property
+    def margin(self) -> float | None:
+        """How much longer the runner-up is predicted to take than the recommendation (relative)."""
+        if self.best is None or self.runner_up is None:
+            return None
+        return self.runner_up.t_cc / self.best.t_cc - 1.0
+
+    @property
+    def near_tie(self) -> bool:
+        """The runner-up is predicted within the model's typical error of the recommendation: the model
+        cannot tell them apart, so both are worth measuring. (On the committed H200 captures every
+        leave-one-scenario-out miss, and one of two held-out misses, had the smallest margins.)"""
+        return (self.margin is not None and self.typical_error is not None
+                and self.margin < math.expm1(self.typical_error))
 
 
 def advise(model: AdviceModel, inp: Inputs, candidates: list[str] | None = None) -> Advice:
@@ -135,4 +151,5 @@ def advise(model: AdviceModel, inp: Inputs, candidates: list[str] | None = None)
             why[key] = p
         else:
             preds.append(p)
-    return Advice(inputs=inp, ranked=sorted(preds, key=lambda p: p.t_cc), unavailable=why)
+    return Advice(inputs=inp, ranked=sorted(preds, key=lambda p: p.t_cc), unavailable=why,
+                  typical_error=model.typical_error)

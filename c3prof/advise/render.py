@@ -31,7 +31,9 @@ def advice_lines(a: dict) -> list[str]:
                    f"{_interval(rec['fraction_interval'], _pct)}"]
     if run is not None:
         lines.append(f"  runner-up   {run['candidate']}: predicted T_cc {_ms(run['t_cc_ms'])} ms"
-                     f"{_interval(run['t_cc_interval_ms'])}")
+                     f"{_interval(run['t_cc_interval_ms'])}"
+                     + (f"; near tie ({_pct1(a['runner_up_margin'])} apart, within the model's typical "
+                        "error): measure both" if a.get("near_tie") else ""))
     # Settings are sentences: wrapped to the 100 columns every c3prof table keeps to.
     lines += [ln for s in rec["settings"] for ln in textwrap.wrap(s, 100, initial_indent="    - ",
                                                                     subsequent_indent="      ")]
@@ -59,6 +61,10 @@ def validation_lines(v: dict) -> list[str]:
     if cov["runs"]:
         lines.append(f"  predicted 95% intervals hold the measured T_cc of {cov['inside']} of {cov['runs']} runs "
                      f"({_pct(cov['share'])})")
+    nt = v.get("near_ties")
+    if nt:
+        lines.append(f"  near ties flagged (runner-up within the model's typical error): {nt['flagged']} of "
+                     f"{len(v['scenarios'])} scenarios, {nt['misses_flagged']} of the {nt['misses']} misses")
     misses = [s for s in v["scenarios"] if not s["choices"]["advice"]["hit"]]
     for s in misses:
         c = s["choices"]["advice"]

@@ -9,7 +9,7 @@ from typing import Any
 
 from c3prof import __version__
 from c3prof.advise.data import MeasuredSet
-from c3prof.advise.evaluate import ScenarioScore, interval_coverage, summarize
+from c3prof.advise.evaluate import ScenarioScore, interval_coverage, near_ties, summarize
 from c3prof.advise.inputs import Target
 from c3prof.advise.model import AdviceModel
 from c3prof.advise.predict import Advice, Prediction
@@ -55,6 +55,7 @@ def model_json(model: AdviceModel) -> dict:
         "interval": {"method": "2.5%/97.5% quantiles of log(measured/predicted) T_cc, leave-one-scenario-out "
                                "on the training scenarios; per candidate with >= 10 residuals, else pooled",
                      "n_residuals": model.n_residuals, "pooled_log_ratio": model.residual_q,
+                     "typical_error_log_ratio": model.typical_error,
                      "per_candidate_log_ratio": model.residual_q_by_key},
     }
 
@@ -108,6 +109,7 @@ def advice_json(model: AdviceModel, t: Target, adv: Advice) -> dict:
             "label": PREDICTION_LABEL,
             "recommended": _pred_json(model, adv.best, i.comm.op),
             "runner_up": _pred_json(model, adv.runner_up, i.comm.op),
+            "runner_up_margin": adv.margin, "near_tie": adv.near_tie,
             "candidates": [p.to_json() for p in adv.ranked], "not_predicted": adv.unavailable,
             "time_saved": _saved(t, adv)}
 
@@ -116,6 +118,7 @@ def validation_json(scores: list[ScenarioScore], kind: str, sources: list[str]) 
     return {"kind": kind, "sources": sources, "hit_rule": HIT_RULE,
             "all_held_out": all(s.held_out for s in scores),
             "summary": summarize(scores), "interval_coverage": interval_coverage(scores),
+            "near_ties": near_ties(scores),
             "scenarios": [s.to_json() for s in scores]}
 
 

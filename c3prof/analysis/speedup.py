@@ -48,7 +48,7 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
+                                   fast_median, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
                                    round_resampled_medians, rng_for, sorted_median)
 
 
@@ -90,7 +90,6 @@ class SeriesBank:
         self._ideal_reps: dict[tuple[str, str, str], np.ndarray] = {}   # ideal_replicates
         self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
-        self.visits = 1                          # visits resampled in the current scenario
         self.visit_rounds: list[np.ndarray] | None = None   # round ids of each visit (2+ visits)
         # The first (visit) stage, drawn once per group and number of visits and shared by every
         # scenario of the group (stats.draw_visit_round_counts says why); kept across clear().
@@ -106,8 +105,12 @@ class SeriesBank:
         self._ideal_reps.clear()
         self._round_pos = {}
         self._counts = None
-        self.visits = 1
         self.visit_rounds = None
+
+    @property
+    def visits(self) -> int:
+        """Visits resampled in the current scenario (two-stage bootstrap when > 1)."""
+        return 1 if self.visit_rounds is None else len(self.visit_rounds)
 
     def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
                        sweep_of: dict[int, str] | None = None) -> None:
@@ -123,9 +126,8 @@ class SeriesBank:
             rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
             visits = _complete_visits(runs, ids, sweep_of or {})
             n = self.settings.n_resamples
-            self.visits = 1 if visits is None else len(set(visits.tolist()))
-            if visits is not None:
-                self.visit_rounds = [np.asarray(ids)[visits == v] for v in range(self.visits)]
+            if visits is not None:  # indices 0..V-1 (_complete_visits)
+                self.visit_rounds = [np.asarray(ids)[visits == v] for v in range(int(visits.max()) + 1)]
             self._counts = (draw_round_counts(len(ids), n, rng) if visits is None
                             else draw_visit_round_counts(visits, n, rng, self._shared_visit_picks(group_key)))
 
@@ -469,7 +471,7 @@ def _visit_fractions(run: MergedRun, ref: MergedRun,
             chosen = values[np.isin(ids, rounds)]
             if chosen.size == 0:
                 return None
-            med.append(float(np.median(chosen)))
+            med.append(fast_median(chosen))
         ts, tg, tc, tcc = med
         gain = float(ideal(ts, tg, tc))
         out.append((gain, float(fraction(ts, tg, tc, tcc)) if gain > 1.0 else float("nan")))

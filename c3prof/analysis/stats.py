@@ -87,6 +87,9 @@ def no_ci(reason: str) -> CI:
     return CI(None, None, reason)
 
 
+_NO_SPREAD_CI = no_ci("no spread: the resampled statistic is constant (identical repetitions)")
+
+
 def key_digest(*key: object) -> int:
     """The 32-bit word that names a quantity's generator; crc32 (not Python's salted hash) keeps it
     stable across runs."""
@@ -437,13 +440,13 @@ def percentile_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
 def _percentile_ci_numpy(reps: np.ndarray, confidence: float) -> CI:
     """percentile_ci in numpy (without the compiled kernel)."""
     if reps.size == 0:
-        return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
+        return _NO_SPREAD_CI
     low, high = reps.min(), reps.max()  # NaN or inf anywhere shows in these: no separate isfinite pass
     if not (np.isfinite(low) and np.isfinite(high)):
         bad = int((~np.isfinite(reps)).sum())
         return no_ci(f"statistic undefined in {bad} of {reps.size} resamples")
     if low == high:
-        return no_ci("no spread: the resampled statistic is constant (identical repetitions)")
+        return _NO_SPREAD_CI
     alpha = (1.0 - confidence) / 2.0
     return CI(*_linear_quantiles(reps, (alpha, 1.0 - alpha)))
 
@@ -454,7 +457,7 @@ def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENC
     reps = np.asarray(replicates, dtype=float)
     e, b = reps.shape
     if b == 0:
-        return [no_ci("no spread: the resampled statistic is constant (identical repetitions)")] * e
+        return [_NO_SPREAD_CI] * e
     low, high = reps.min(axis=1), reps.max(axis=1)
     finite = np.isfinite(low) & np.isfinite(high)
     spread = finite & (low != high)
@@ -471,7 +474,7 @@ def percentile_cis(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENC
             bad = int((~np.isfinite(reps[i])).sum())
             out.append(no_ci(f"statistic undefined in {bad} of {b} resamples"))
         else:
-            out.append(no_ci("no spread: the resampled statistic is constant (identical repetitions)"))
+            out.append(_NO_SPREAD_CI)
     return out
 
 
@@ -496,8 +499,6 @@ def percentile_cis_of_rows(rows: Sequence[np.ndarray], confidence: float = DEFAU
             out[i] = ci
     return out
 
-
-_NO_SPREAD_CI = no_ci("no spread: the resampled statistic is constant (identical repetitions)")
 
 
 def _kernel_cis(rows: list[np.ndarray], b: int, p_lo: float, p_hi: float) -> list[CI]:

@@ -35,7 +35,7 @@ for s in "$@"; do
            step report_controls python3 -m c3prof report "$OUT/h200_interference_controls.jsonl" --quiet --json "$OUT/report_controls.json" ;;
     counters-grid) step counters_grid env C3PROF_KEEP_NCU_CSV="$OUT/h200_interference_grid_ncu_raw.csv" python3 -m c3prof capture --suite interference --only "$GRID" --strategies base,dma --counters ncu --quiet --out "$OUT/h200_interference_grid_counters.jsonl" ;;
     hbm-order) step hbm_order python3 -m c3prof capture --suite interference --only mb64-hbm-allsm --strategies base,sp,dma --no-evidence --quiet --out "$OUT/h200_interference_hbm_order.jsonl" ;;
-    capture-heldout) step capture_heldout python3 -m c3prof capture --suite heldout --quiet --out "$OUT/h200_heldout.jsonl" ;;
+    capture-heldout|capture-heldout2|capture-heldout3) step "$s" python3 -m c3prof capture --suite "${s#capture-}" --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;
     capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite default --only cb8k-h2d-64M,mb64-h2d-8M --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;

@@ -377,3 +377,13 @@ def test_validation_lines_say_how_many_misses_were_flagged(loso_scores):
     line = next(ln for ln in validation_lines(v) if "near ties flagged" in ln)
     assert f"{nt['flagged']} of {len(loso_scores)} scenarios, {nt['misses_flagged']} of the {nt['misses']} misses" in line
     assert all("near_tie" in sc and "runner_up_margin" in sc for sc in v["scenarios"])
+
+
+def test_third_heldout_suite_shares_no_shape_with_any_other_suite():
+    """heldout3 was written for a blind test: none of its GEMM shapes is in any other bundled suite."""
+    from c3prof.scenarios import load_suite, suite_names
+
+    held = load_suite("heldout3")
+    others = {s.gemm for name in suite_names() if name != "heldout3" for s in load_suite(name)}
+    assert len(held) == 30 and len({s.name for s in held}) == 30
+    assert not {s.gemm for s in held} & others

@@ -69,11 +69,12 @@ def test_two_captures_agree_within_each_others_intervals():
         assert x["mean_fraction_ci"][0] <= y["mean_fraction_of_ideal"] <= x["mean_fraction_ci"][1], strategy
 
 
-@pytest.mark.parametrize("name", ["h200_default_v4_e.jsonl", "h200_default_v4_f.jsonl"])
+@pytest.mark.parametrize("name", [f"h200_default_{n}.jsonl" for n in ("v4_e", "v4_f", "v4_g", "v4_h", "proc_p", "proc_q")])
 def test_four_visit_captures_give_suite_intervals_under_20_points(name):
-    """scripts/run.sh's capture (4 visits of 30 repetitions): every strategy's suite mean has an
-    interval at most 20 points wide that holds the bootstrap's and the replication interval over
-    the 4 visits, whose means it lists."""
+    """scripts/run.sh's capture (4 visits of 30 repetitions; proc_*: each visit in its own process):
+    every strategy's suite mean has an interval at most 20 points wide that holds the bootstrap's
+    and the replication interval over the 4 visits, whose means it lists, and a repeat interval
+    around it."""
     rep = report(DATA / name)
     rows = {s["strategy"]: s for s in rep["strategies"] if s["selection"] == "default"}
     assert set(rows) == {"base", "sp", "rp", "dma"}
@@ -82,6 +83,8 @@ def test_four_visit_captures_give_suite_intervals_under_20_points(name):
         assert hi - lo <= 0.20, strategy
         assert lo <= row["mean_fraction_of_ideal"] <= hi, strategy
         assert len(row["mean_fraction_by_visit"]) == 4 and "4 visits" in row["ci_suite_method"], strategy
+        rlo, rhi = row["mean_fraction_pi_repeat"]
+        assert rlo < lo and hi < rhi and rhi - rlo <= 0.20 * 2 ** 0.5, strategy
 
 
 def test_interference_dose_response_from_the_h200():

@@ -11,7 +11,7 @@ from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, analyze_group
-from c3prof.analysis.strategies import _replication_interval
+from c3prof.analysis.strategies import _replication_interval, repeat_interval
 from c3prof.analysis.stats import CI, draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
@@ -175,3 +175,26 @@ def test_one_visit_or_unequal_visits_keep_the_bootstrap_interval():
     # a visit whose scenarios all fall below the inclusion rule gives no replication interval
     low = [SimpleNamespace(by_visit=((1.5, 0.3), (1.01, 0.9)))]
     assert _replication_interval(low, 0.3, boot, 0.95, 1.05)["mean_fraction_by_visit"] is None
+
+
+def test_the_repeat_interval_widens_each_side_of_the_suite_interval_by_sqrt2():
+    """A repeat capture's mean carries its own error too: each side of the suite interval, measured
+    from the point estimate, is sqrt(2) times wider (asymmetry kept); no suite interval, none."""
+    lo, hi = repeat_interval(0.40, [0.38, 0.41])
+    assert (0.40 - lo, hi - 0.40) == pytest.approx((0.02 * np.sqrt(2), 0.01 * np.sqrt(2)))
+    assert repeat_interval(0.40, None) is None
+
+
+def test_two_exact_intervals_miss_each_others_means_often_the_repeat_interval_rarely():
+    """Why the repeat interval exists, checked by simulation: two captures of 4 visits each, visit
+    means normal, nothing but noise. Both means inside the other's 95% replication interval: about
+    82% of pairs. One capture's repeat interval holds the other's mean in 95% of pairs, as a
+    prediction interval should; both ways at once in about 91%."""
+    rng = np.random.default_rng(1)
+    visits = rng.normal(0.4, 0.01, size=(20000, 2, 4))
+    gap = np.abs(np.diff(visits.mean(axis=2), axis=1))[:, 0]
+    half = student_t.ppf(0.975, 3) * visits.std(axis=2, ddof=1) / 2.0
+    ci_both = (gap <= half[:, 0]) & (gap <= half[:, 1])
+    pi_one, pi_both = gap <= np.sqrt(2) * half[:, 0], (gap[:, None] <= np.sqrt(2) * half).all(axis=1)
+    assert 0.79 < ci_both.mean() < 0.86
+    assert 0.94 < pi_one.mean() < 0.96 and 0.89 < pi_both.mean() < 0.94

@@ -163,17 +163,16 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
     if not rows:
         return
     t = _table(f"Per strategy on {platform}: mean fraction of ideal over scenarios")
-    for col in ("strategy", "selection", "variant", "n", "mean fraction of ideal", "this suite", "G sd", "C sd"):
+    for col in ("strategy", "selection", "variant", "n", "mean fraction of ideal", "this suite", "a repeat", "G sd",
+                "C sd"):
         t.add_column(col, no_wrap=True)
     notes = []
     for s in rows:
         sel = "best (ORACLE)" if s["oracle"] else s["selection"]
         sd = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-        suite = s.get("mean_fraction_ci_suite")
         t.add_row(s["strategy"], sel, s["variant"] or "-", str(s["n_scenarios"]),
-                  _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]),
-                  f"[{suite[0]:.0%}, {suite[1]:.0%}]" if suite else "-", sd(s["mean_gemm_slowdown"]),
-                  sd(s["mean_comm_slowdown"]))
+                  _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]), _bracket(s.get("mean_fraction_ci_suite")),
+                  _bracket(s.get("mean_fraction_pi_repeat")), sd(s["mean_gemm_slowdown"]), sd(s["mean_comm_slowdown"]))
         label = f"{s['strategy']}/{s['variant'] or sel}"
         if s["ci_reason"]:
             notes.append(f"{label}: {s['ci_reason']}")
@@ -185,7 +184,17 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
     for n in notes:
         con.print(f"[dim]  {n}[/]")
     con.print(f"[dim]Interval: {rows[0]['ci_method']} (scenarios like these). 'this suite': these scenarios held "
-              f"fixed, measurement noise only. ORACLE = best variant per scenario, biased upward.[/]")
+              f"fixed, measurement noise only. 'a repeat': where a repeat capture of the same design should land "
+              f"(prediction interval, sqrt(2) x the suite interval). ORACLE = best variant per scenario, biased "
+              f"upward.[/]")
+
+
+def _bracket(ci: list[float] | None) -> str:
+    """An interval of fractions as whole percentages, one decimal when it is narrower than 2 points."""
+    if not ci:
+        return "-"
+    fmt = ".1%" if ci[1] - ci[0] < 0.02 else ".0%"
+    return f"[{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
 
 
 def _falsification(con: Console, rep: dict) -> None:

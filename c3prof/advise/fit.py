@@ -15,7 +15,7 @@ import numpy as np
 
 from c3prof.advise.data import MeasuredScenario
 from c3prof.advise.model import AdviceModel, fit_tables
-from c3prof.advise.predict import Inputs, predict_one
+from c3prof.advise.predict import Inputs, predict_one, residual_key
 from c3prof.errors import C3profError
 
 MIN_RESIDUALS = 10
@@ -28,7 +28,8 @@ def capture_inputs(s: MeasuredScenario) -> Inputs:
 
 
 def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, float]]:
-    """(candidate, log(measured / predicted) T_cc) of every run, each scenario predicted without itself."""
+    """(candidate over its link class, log(measured / predicted) T_cc) of every run, each scenario
+    predicted without itself."""
     out = []
     for s in scenarios:
         sub = fit_tables([o for o in scenarios if o.definition != s.definition])
@@ -37,7 +38,7 @@ def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, float]]
                 continue
             p = predict_one(sub, capture_inputs(s), key)
             if not isinstance(p, str):
-                out.append((key, math.log(run.t_cc / p.t_cc)))
+                out.append((residual_key(key, s.comm.link), math.log(run.t_cc / p.t_cc)))
     return out
 
 
@@ -50,8 +51,12 @@ def fit(scenarios: list[MeasuredScenario]) -> AdviceModel:
     model.residual_q = _quantiles([r for _, r in res])
     if len(res) >= MIN_RESIDUALS:
         model.typical_error = float(np.median(np.abs([r for _, r in res])))
-    for key in {k for k, _ in res}:
-        q = _quantiles([r for k, r in res if k == key])
+    groups: dict[str, list[float]] = {}
+    for k, r in res:   # per candidate over its link class, and per candidate over any link
+        groups.setdefault(k, []).append(r)
+        groups.setdefault(k.split(" over ")[0], []).append(r)
+    for key, values in groups.items():
+        q = _quantiles(values)
         if q is not None:
             model.residual_q_by_key[key] = q
     return model

@@ -13,7 +13,8 @@ average (``K`` neighbours, weight 1 / (distance + ``SOFTEN``)):
 3. **Overlap efficiency** ``e = (T_g' + T_c' - T_cc) / min(T_g', T_c')``: the share of the shorter
    side hidden under the longer one (1: perfect overlap, 0: serial, < 0: worse than serial). It
    carries what launch order, stream priority and carrier do to the pair; neighbours: same variant,
-   similar link, GEMM, time ratio T_c'/T_g' and copy count.
+   similar link, time ratio T_c'/T_g', copy count and device-memory demand of the pair (``hbm_demand``:
+   what two kernels on one HBM do to each other depends on the bandwidth they need together).
 
 Then ``T_cc = T_g' + T_c' - e * min(T_g', T_c')``. Inputs (all known before running the scenario):
 the GEMM shape and dtype (FLOPs, bytes, arithmetic intensity, grid), the link, bytes and copy count, and
@@ -162,7 +163,7 @@ class AdviceModel:
     overlap: dict[str, list[Row]] = field(default_factory=dict)          # key -> rows
     params: dict[str, dict] = field(default_factory=dict)                # key -> the variant's params
     # log(measured / predicted) T_cc under leave-one-scenario-out: 2.5% and 97.5% quantiles,
-    # over all candidates and per candidate (fit.py)
+    # over all candidates, per candidate, and per candidate over a link class (fit.py, predict.residual_key)
     residual_q: tuple[float, float] | None = None
     residual_q_by_key: dict[str, tuple[float, float]] = field(default_factory=dict)
     n_residuals: int = 0

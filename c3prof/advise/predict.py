@@ -2,7 +2,8 @@
 
 The interval is empirical: the 2.5% and 97.5% quantiles of log(measured / predicted) T_cc over a
 leave-one-scenario-out pass on the training captures (fit.py), applied to the point prediction:
-the candidate's own residuals where it has at least ``fit.MIN_RESIDUALS``, else all candidates'.
+the candidate's own residuals over the same link class (``residual_key``) where it has at least
+``fit.MIN_RESIDUALS``, else the candidate's over any link, else all candidates'.
 It carries how wrong the model was on scenarios it had not seen, not measurement noise.
 """
 
@@ -40,11 +41,13 @@ class Prediction:
     fraction: float | None
     fraction_interval: list[float] | None
     neighbours: dict[str, list] = field(default_factory=dict)
+    hbm_demand: float | None = None   # the pair's device-memory demand the overlap was read at
 
     def to_json(self) -> dict:
         return {"candidate": self.key, "t_cc_ms": self.t_cc, "t_cc_interval_ms": self.t_cc_interval,
                 "fraction_of_ideal": self.fraction, "fraction_interval": self.fraction_interval,
                 "t_g_ms": self.t_g, "t_c_ms": self.t_c, "overlap_efficiency": self.efficiency,
+                "hbm_demand": self.hbm_demand,
                 "neighbours": self.neighbours}
 
 
@@ -114,7 +117,7 @@ def predict_one(model: AdviceModel, inp: Inputs, key: str) -> Prediction | str:
     t_cc = concurrent_time(t_g, t_c, eff.value)
     interval, f_interval = _interval(model, key, inp, t_cc)
     return Prediction(key=key, t_g=t_g, t_c=t_c, efficiency=eff.value, t_cc=t_cc, t_cc_interval=interval,
-                      fraction=_fraction(inp, t_cc), fraction_interval=f_interval,
+                      fraction=_fraction(inp, t_cc), fraction_interval=f_interval, hbm_demand=demand,
                       neighbours={"gemm_partition": part.neighbours, "comm_factor": comm.neighbours,
                                   "overlap": eff.neighbours})
 

@@ -53,8 +53,8 @@ def model_json(model: AdviceModel) -> dict:
             "transfer": [{"link": link, "carrier": carrier, "latency_us_per_copy": lat * 1e3, "gbps": rate / 1e6}
                          for (link, carrier), (lat, rate) in sorted(model.rates.transfer.items())]},
         "interval": {"method": "2.5%/97.5% quantiles of log(measured/predicted) T_cc, leave-one-scenario-out "
-                               "on the training scenarios; per candidate and link class (hbm, pcie) with >= 10 residuals, "
-                               "else per candidate, else pooled",
+                               "on the training scenarios; per candidate and link class (hbm, pcie) with >= 10 "
+                               "residuals, else per candidate, else pooled",
                      "n_residuals": model.n_residuals, "pooled_log_ratio": model.residual_q,
                      "typical_error_log_ratio": model.typical_error,
                      "per_candidate_log_ratio": model.residual_q_by_key},

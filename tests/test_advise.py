@@ -17,8 +17,8 @@ from c3prof.advise.data import MeasuredRun, MeasuredScenario, measured_set
 from c3prof.advise.evaluate import (RULES, interval_coverage, loso, measured_best, near_ties, rule_choice, score,
                                     summarize)
 from c3prof.advise.fit import capture_inputs, fit
-from c3prof.advise.model import fit_tables
-from c3prof.advise.predict import Advice, Inputs, Prediction, advise
+from c3prof.advise.model import Row, Shape, fit_tables, hbm_demand
+from c3prof.advise.predict import Advice, Inputs, Prediction, _overlap_distance, advise, residual_key
 from c3prof.advise.settings import settings_for
 from c3prof.analysis.speedup import BootstrapSettings
 from c3prof.cli import main
@@ -178,6 +178,41 @@ def test_rate_model_matches_the_measured_links(train):
             assert rates.t_c(s.comm, "copy_engine") == pytest.approx(dma.t_c, rel=0.25)
         assert rates.t_g(s.gemm) == pytest.approx(s.base_t_g, rel=0.35)
     assert rates.t_c(CommSpec("transfer", 1 << 20, "hbm"), "copy_engine") is None   # never measured
+
+
+def test_hbm_demand_counts_an_hbm_copy_twice_and_follows_the_measured_times(train):
+    """The demand is the pair's device-memory bytes per ms over the fastest training GEMM's: an SM copy
+    inside HBM reads and writes each byte, a PCIe copy touches device memory once."""
+    model = fit_tables(train.scenarios)
+    peak = model.rates.peak_bytes_per_ms
+    assert peak == max(s.gemm.min_bytes / s.base_t_g for s in train.scenarios)
+    gemm = GemmSpec(1024, 1024, 1024)
+    for link, per_byte in (("hbm", 2.0), ("pcie_h2d", 1.0), ("pcie_bidir", 1.0)):
+        comm = CommSpec("transfer", 1 << 30, link)
+        expected = (gemm.min_bytes / 0.5 + per_byte * (1 << 30) / 0.25) / peak
+        assert hbm_demand(gemm, comm, 0.5, 0.25, peak) == pytest.approx(expected)
+    # The overlap table stores each run's demand at its own isolated times: a memory-bound GEMM beside an
+    # HBM copy asks for more than HBM gives (> 1), a compute-bound one much less.
+    rows = {r.scenario: r for r in model.overlap["rp/gemm104sm"]}
+    assert 2 ** rows["mb64-hbm-64M"].log_demand > 1 > 2 ** rows["cb8k-hbm-512M"].log_demand
+
+
+def test_overlap_neighbours_are_read_by_demand_not_by_gemm_shape(train):
+    """Two rows alike in link, time ratio and copies: the nearer in device-memory demand weighs more,
+    whatever the GEMM's shape (SYNTHETIC rows)."""
+    hbm = next(s for s in train.scenarios if s.comm.link == "hbm")
+    shape = Shape.of(hbm.gemm, hbm.comm)
+    near = Row("near", Shape.of(GemmSpec(64, 16384, 16384), hbm.comm), 0.9, 0.0, 0.0)
+    far = Row("far", shape, 0.1, 0.0, 3.0)   # the same GEMM, 8x the demand
+    distance = _overlap_distance(shape, 0.0, 0.0)
+    assert distance(near) == pytest.approx(0.0) and distance(far) == pytest.approx(3.0)
+
+
+def test_intervals_are_per_candidate_and_link_class(train):
+    model = fit(measured_set([D1, D2]).scenarios)
+    assert residual_key("sp/comm_first", "hbm") == "sp/comm_first over hbm"
+    assert residual_key("sp/comm_first", "pcie_d2h") == residual_key("sp/comm_first", "pcie_bidir")
+    assert "sp/comm_first over pcie" in model.residual_q_by_key and "sp/comm_first" in model.residual_q_by_key
 
 
 def test_predictions_of_another_capture_fall_in_their_intervals(train):

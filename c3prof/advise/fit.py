@@ -2,9 +2,10 @@
 
 The interval comes from a leave-one-scenario-out pass over the training scenarios: each is
 predicted by tables fitted on the others, and the 2.5% / 97.5% quantiles of log(measured /
-predicted) T_cc become the interval of later predictions: per candidate where it has at least
-``MIN_RESIDUALS`` residuals, else over all candidates; with fewer than that overall (a training set
-of one or two scenarios) there is no interval.
+predicted) T_cc become the interval of later predictions: per candidate and link class (HBM or
+PCIe) where it has at least ``MIN_RESIDUALS`` residuals, else per candidate, else over all
+candidates; with fewer than that overall (a training set of one or two scenarios) there is no
+interval.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from c3prof.advise.data import MeasuredScenario
 from c3prof.advise.model import AdviceModel, fit_tables
-from c3prof.advise.predict import Inputs, predict_one
+from c3prof.advise.predict import Inputs, predict_one, residual_key
 from c3prof.errors import C3profError
 
 MIN_RESIDUALS = 10
@@ -27,8 +28,9 @@ def capture_inputs(s: MeasuredScenario) -> Inputs:
     return Inputs(name=s.name, gemm=s.gemm, comm=s.comm, t_g=s.base_t_g, t_c=s.base_t_c, source=CAPTURE_SOURCE)
 
 
-def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, float]]:
-    """(candidate, log(measured / predicted) T_cc) of every run, each scenario predicted without itself."""
+def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, str | None, float]]:
+    """(candidate, link, log(measured / predicted) T_cc) of every run, each scenario predicted
+    without itself."""
     out = []
     for s in scenarios:
         sub = fit_tables([o for o in scenarios if o.definition != s.definition])
@@ -37,7 +39,7 @@ def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, float]]
                 continue
             p = predict_one(sub, capture_inputs(s), key)
             if not isinstance(p, str):
-                out.append((key, math.log(run.t_cc / p.t_cc)))
+                out.append((key, s.comm.link, math.log(run.t_cc / p.t_cc)))
     return out
 
 
@@ -47,11 +49,15 @@ def fit(scenarios: list[MeasuredScenario]) -> AdviceModel:
     model = fit_tables(scenarios)
     res = loso_residuals(scenarios) if len(scenarios) > 2 else []
     model.n_residuals = len(res)
-    model.residual_q = _quantiles([r for _, r in res])
+    model.residual_q = _quantiles([r for *_, r in res])
     if len(res) >= MIN_RESIDUALS:
-        model.typical_error = float(np.median(np.abs([r for _, r in res])))
-    for key in {k for k, _ in res}:
-        q = _quantiles([r for k, r in res if k == key])
+        model.typical_error = float(np.median(np.abs([r for *_, r in res])))
+    groups: dict[str, list[float]] = {}
+    for key, link, r in res:   # per candidate over its link class, and per candidate over any link
+        groups.setdefault(residual_key(key, link), []).append(r)
+        groups.setdefault(key, []).append(r)
+    for key, values in groups.items():
+        q = _quantiles(values)
         if q is not None:
             model.residual_q_by_key[key] = q
     return model

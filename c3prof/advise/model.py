@@ -13,7 +13,8 @@ average (``K`` neighbours, weight 1 / (distance + ``SOFTEN``)):
 3. **Overlap efficiency** ``e = (T_g' + T_c' - T_cc) / min(T_g', T_c')``: the share of the shorter
    side hidden under the longer one (1: perfect overlap, 0: serial, < 0: worse than serial). It
    carries what launch order, stream priority and carrier do to the pair; neighbours: same variant,
-   similar link, GEMM, time ratio T_c'/T_g' and copy count.
+   similar link, time ratio T_c'/T_g', copy count and device-memory demand of the pair (``hbm_demand``:
+   what two kernels on one HBM do to each other depends on the bandwidth they need together).
 
 Then ``T_cc = T_g' + T_c' - e * min(T_g', T_c')``. Inputs (all known before running the scenario):
 the GEMM shape and dtype (FLOPs, bytes, arithmetic intensity, grid), the link, bytes and copy count, and
@@ -90,6 +91,7 @@ class Row:
     shape: Shape
     value: float
     log_ratio: float = 0.0   # log2(T_c' / T_g') of the run (overlap table only)
+    log_demand: float = 0.0  # log2 of its device-memory demand (hbm_demand; overlap table only)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ class AdviceModel:
     overlap: dict[str, list[Row]] = field(default_factory=dict)          # key -> rows
     params: dict[str, dict] = field(default_factory=dict)                # key -> the variant's params
     # log(measured / predicted) T_cc under leave-one-scenario-out: 2.5% and 97.5% quantiles,
-    # over all candidates and per candidate (fit.py)
+    # over all candidates, per candidate, and per candidate over a link class (fit.py, predict.residual_key)
     residual_q: tuple[float, float] | None = None
     residual_q_by_key: dict[str, tuple[float, float]] = field(default_factory=dict)
     n_residuals: int = 0
@@ -177,6 +179,20 @@ class AdviceModel:
         return list(self.overlap)
 
 
+# Device-memory bytes a copy moves per byte copied: an SM copy inside HBM reads and writes it; a PCIe
+# copy touches device memory once (writes it for h2d, reads it for d2h; both halves for bidir).
+DRAM_BYTES_PER_COPY_BYTE = {"hbm": 2.0}
+
+
+def hbm_demand(gemm: GemmSpec, comm: CommSpec, t_g: float, t_c: float, peak_bytes_per_ms: float) -> float:
+    """The device-memory bandwidth the two sides would need together, run concurrently at their own
+    isolated speeds, as a share of the highest rate a training GEMM reached alone (above 1: they cannot
+    both keep their speed). The GEMM's share is its fewest bytes (operands once, result once) over its
+    time; the copy's is its device-memory bytes over its time."""
+    per_byte = DRAM_BYTES_PER_COPY_BYTE.get(comm.link or "", 1.0)
+    return (gemm.min_bytes / t_g + per_byte * comm.bytes / t_c) / peak_bytes_per_ms
+
+
 def overlap_efficiency(t_g: float, t_c: float, t_cc: float) -> float:
     return (t_g + t_c - t_cc) / min(t_g, t_c)
 
@@ -187,6 +203,7 @@ def concurrent_time(t_g: float, t_c: float, e: float) -> float:
 
 def _add_rows(model: AdviceModel, s: MeasuredScenario) -> None:
     shape = Shape.of(s.gemm, s.comm)
+    peak = model.rates.peak_bytes_per_ms
     for key, r in s.runs.items():
         model.params.setdefault(key, r.params)
         sms = r.params.get("gemm_sms")
@@ -194,7 +211,8 @@ def _add_rows(model: AdviceModel, s: MeasuredScenario) -> None:
             model.gemm_partition.setdefault(int(sms), []).append(Row(s.name, shape, r.t_g / s.base_t_g))
         model.comm_factor.setdefault(key, []).append(Row(s.name, shape, r.t_c / s.base_t_c))
         model.overlap.setdefault(key, []).append(
-            Row(s.name, shape, overlap_efficiency(r.t_g, r.t_c, r.t_cc), math.log2(r.t_c / r.t_g)))
+            Row(s.name, shape, overlap_efficiency(r.t_g, r.t_c, r.t_cc), math.log2(r.t_c / r.t_g),
+                math.log2(hbm_demand(s.gemm, s.comm, r.t_g, r.t_c, peak))))
 
 
 def fit_tables(scenarios: list[MeasuredScenario]) -> AdviceModel:

@@ -2,7 +2,8 @@
 
 The interval is empirical: the 2.5% and 97.5% quantiles of log(measured / predicted) T_cc over a
 leave-one-scenario-out pass on the training captures (fit.py), applied to the point prediction:
-the candidate's own residuals where it has at least ``fit.MIN_RESIDUALS``, else all candidates'.
+the candidate's own residuals over the same link class (``residual_key``) where it has at least
+``fit.MIN_RESIDUALS``, else the candidate's over any link, else all candidates'.
 It carries how wrong the model was on scenarios it had not seen, not measurement noise.
 """
 
@@ -12,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from c3prof.advise.model import (LINK_DISTANCE, AdviceModel, Lookup, Row, Shape, comm_distance, concurrent_time,
-                                 gemm_distance, link_distance, nearest)
+                                 gemm_distance, hbm_demand, link_distance, nearest)
 from c3prof.analysis.strategies import DEFAULT_MIN_IDEAL
 from c3prof.scenarios import CommSpec, GemmSpec
 
@@ -40,18 +41,23 @@ class Prediction:
     fraction: float | None
     fraction_interval: list[float] | None
     neighbours: dict[str, list] = field(default_factory=dict)
+    hbm_demand: float | None = None   # the pair's device-memory demand the overlap was read at
 
     def to_json(self) -> dict:
         return {"candidate": self.key, "t_cc_ms": self.t_cc, "t_cc_interval_ms": self.t_cc_interval,
                 "fraction_of_ideal": self.fraction, "fraction_interval": self.fraction_interval,
                 "t_g_ms": self.t_g, "t_c_ms": self.t_c, "overlap_efficiency": self.efficiency,
+                "hbm_demand": self.hbm_demand,
                 "neighbours": self.neighbours}
 
 
-def _overlap_distance(shape: Shape, log_ratio: float):
+def _overlap_distance(shape: Shape, log_ratio: float, log_demand: float):
+    """Similar link, time ratio T_c'/T_g', copy count, and device-memory demand of the pair
+    (model.hbm_demand). The demand stands for the GEMM here: what two kernels on the same HBM do to
+    each other depends on how much bandwidth they need together, not on the GEMM's shape alone."""
     def distance(r: Row) -> float:
-        return (link_distance(shape.link, r.shape.link) + gemm_distance(shape, r.shape)
-                + abs(log_ratio - r.log_ratio) + abs(shape.log_copies - r.shape.log_copies) / 2)
+        return (link_distance(shape.link, r.shape.link) + abs(log_ratio - r.log_ratio)
+                + abs(shape.log_copies - r.shape.log_copies) / 2 + abs(log_demand - r.log_demand))
     return distance
 
 
@@ -77,8 +83,15 @@ def _fraction(inp: Inputs, t_cc: float) -> float | None:
     return None if ideal < DEFAULT_MIN_IDEAL else ((inp.t_g + inp.t_c) / t_cc - 1.0) / (ideal - 1.0)
 
 
+def residual_key(key: str, link: str | None) -> str:
+    """A candidate's residuals are pooled per link class: an SM copy inside HBM and a PCIe copy
+    interfere with a GEMM differently, and so does the model's error."""
+    return f"{key} over {'hbm' if link == 'hbm' else 'pcie'}"
+
+
 def _interval(model: AdviceModel, key: str, inp: Inputs, t_cc: float) -> tuple[list[float] | None, list[float] | None]:
-    q = model.residual_q_by_key.get(key, model.residual_q)
+    q = model.residual_q_by_key.get(residual_key(key, inp.comm.link),
+                                    model.residual_q_by_key.get(key, model.residual_q))
     if q is None:
         return None, None
     lo, hi = (t_cc * math.exp(x) for x in q)
@@ -97,13 +110,14 @@ def predict_one(model: AdviceModel, inp: Inputs, key: str) -> Prediction | str:
         return f"no training run of {key} over {shape.link} or a link like it"
     t_g, t_c = inp.t_g * part.value, inp.t_c * comm.value
     rows = model.overlap.get(key, [])
-    eff = nearest(rows, _overlap_distance(shape, math.log2(t_c / t_g)))
+    demand = hbm_demand(inp.gemm, inp.comm, t_g, t_c, model.rates.peak_bytes_per_ms)
+    eff = nearest(rows, _overlap_distance(shape, math.log2(t_c / t_g), math.log2(demand)))
     if eff is None:
         return f"no training run of {key}"
     t_cc = concurrent_time(t_g, t_c, eff.value)
     interval, f_interval = _interval(model, key, inp, t_cc)
     return Prediction(key=key, t_g=t_g, t_c=t_c, efficiency=eff.value, t_cc=t_cc, t_cc_interval=interval,
-                      fraction=_fraction(inp, t_cc), fraction_interval=f_interval,
+                      fraction=_fraction(inp, t_cc), fraction_interval=f_interval, hbm_demand=demand,
                       neighbours={"gemm_partition": part.neighbours, "comm_factor": comm.neighbours,
                                   "overlap": eff.neighbours})
 

@@ -46,14 +46,15 @@ def model_json(model: AdviceModel) -> dict:
         "comm_factor": {k: [{"scenario": r.scenario, "link": r.shape.link, "factor": r.value} for r in rows]
                         for k, rows in model.comm_factor.items()},
         "overlap_efficiency": {k: [{"scenario": r.scenario, "link": r.shape.link, "efficiency": r.value,
-                                    "log2_tc_over_tg": r.log_ratio} for r in rows]
+                                    "log2_tc_over_tg": r.log_ratio, "log2_hbm_demand": r.log_demand} for r in rows]
                                for k, rows in model.overlap.items()},
         "rates": {
             "gemm_tflops": rates.peak_flops_per_ms / 1e9, "gemm_hbm_gbps": rates.peak_bytes_per_ms / 1e6,
             "transfer": [{"link": link, "carrier": carrier, "latency_us_per_copy": lat * 1e3, "gbps": rate / 1e6}
                          for (link, carrier), (lat, rate) in sorted(model.rates.transfer.items())]},
         "interval": {"method": "2.5%/97.5% quantiles of log(measured/predicted) T_cc, leave-one-scenario-out "
-                               "on the training scenarios; per candidate with >= 10 residuals, else pooled",
+                               "on the training scenarios; per candidate and link class (hbm, pcie) with >= 10 "
+                               "residuals, else per candidate, else pooled",
                      "n_residuals": model.n_residuals, "pooled_log_ratio": model.residual_q,
                      "typical_error_log_ratio": model.typical_error,
                      "per_candidate_log_ratio": model.residual_q_by_key},

@@ -14,12 +14,12 @@ $C3PROF report tests/data/h200_interference.jsonl --quiet --figure-formats png,p
 $C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figure-formats png,pdf --figures figures/interference_counters \
     --json figures/interference_counters/report.json --timeline-run mb64-h2d-1copy/dma/default
 # `c3prof advise`: fitted on every committed capture of the default, train, heldout and heldout2 suites
-# (83 scenarios), validated leave-one-scenario-out: predicted vs measured T_cc. (heldout2 was the blind
-# held-out test of the previous model; see docs/advise.md. A new held-out capture goes after --evaluate.)
+# (83 scenarios), validated leave-one-scenario-out and blind on the third held-out capture (heldout3: 30
+# shapes in no other suite, captured before the model was frozen): predicted vs measured T_cc.
 $C3PROF advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl \
     tests/data/h200_default_pair_{a,b,c,d}.jsonl tests/data/h200_default_v4_{e,f}.jsonl \
     tests/data/h200_train_hbm.jsonl tests/data/h200_heldout.jsonl tests/data/h200_heldout2.jsonl \
-    --figures figures/advise --json figures/advise/advise.json >/dev/null
+    --evaluate tests/data/h200_heldout3.jsonl --figures figures/advise --json figures/advise/advise.json >/dev/null
 # A real PyTorch profiler trace through ingest.
 $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest/figures
 # The interference study's controls, rate arms and Nsight Compute grid (two captures reported together):

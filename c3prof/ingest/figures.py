@@ -21,6 +21,7 @@ import numpy as np
 
 from c3prof.ingest.kernel_table import CLASSES
 from c3prof.ingest.names import short_name
+from c3prof.ingest.summary import MIN_REFERENCE
 
 # What the figure worker imports before the results arrive: this module and the modules the
 # results are unpickled into (numpy among them).
@@ -70,6 +71,15 @@ def _errors(values, cis) -> list[list[float]]:
     return [lo, hi]
 
 
+def _no_values(ax, what: str) -> None:
+    """A panel where no scenario shown has a value: a note saying why, instead of an empty axis
+    (whose ticks said nothing and cost as much to draw as the bars of a full panel)."""
+    ax.set_xticks([])
+    ax.text(0.5, 0.5, f"{what}: no scenario shown has\na reference for both its GEMM and its\n"
+                      f"communication (>= {MIN_REFERENCE} non-overlapped instances)",
+            transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.3")
+
+
 def _breakdown(ax, traces) -> None:
     from matplotlib.patches import Patch
 
@@ -103,6 +113,10 @@ def _time_share(ax, shown) -> None:
 def _slowdowns(ax, shown) -> None:
     from matplotlib.patches import Patch
 
+    ax.set_title("Slowdown while overlapped", fontsize=9)
+    ax.set_xlabel("overlapped / alone (median, 95% CI); no bar: no reference", fontsize=8)
+    if all(r.gemm_slowdown is None and r.comm_slowdown is None for r in shown):
+        return _no_values(ax, "No slowdown")
     y = np.arange(len(shown))
     series = (("GEMM slowdown", "#dd8452", -0.2, [(r.gemm_slowdown, r.gemm_slowdown_ci) for r in shown]),
               ("communication slowdown", CLASS_COLORS["transfer"], 0.2,
@@ -112,20 +126,20 @@ def _slowdowns(ax, shown) -> None:
         _bars(ax, y + dy, [v or 0 for v in values], height=0.4, color=color,
               xerr=_errors(values, [ci for _, ci in vals]))
     ax.axvline(1.0, color="black", lw=0.8)
-    ax.set_xlabel("overlapped / alone (median, 95% CI); no bar: no reference", fontsize=8)
     ax.legend(handles=[Patch(color=color, label=label) for label, color, _, _ in series], loc="lower right",
               fontsize=7)
-    ax.set_title("Slowdown while overlapped", fontsize=9)
 
 
 def _fraction(ax, shown) -> None:
+    ax.set_xlabel("(realized - 1) / (ideal - 1)", fontsize=8)
+    ax.set_title("Fraction of the ideal overlap gain", fontsize=9)
     fr = [r.fraction_of_ideal for r in shown]
+    if all(v is None for v in fr):
+        return _no_values(ax, "No fraction of ideal")
     _bars(ax, range(len(shown)), [v if v is not None else 0 for v in fr], color=CLASS_COLORS["conv"],
           xerr=_errors(fr, [r.fraction_ci for r in shown]))
     ax.axvline(0.0, color="black", lw=0.8)
     ax.axvline(1.0, color="gray", lw=0.8, ls="--")
-    ax.set_xlabel("(realized - 1) / (ideal - 1)", fontsize=8)
-    ax.set_title("Fraction of the ideal overlap gain", fontsize=9)
 
 
 def draw(traces, results, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:

@@ -1,6 +1,6 @@
-"""The figure workers' matplotlib import leaves out the generated ``set()`` docstrings
-(c3prof.figures.worker.skip_set_docstrings) and draws the same pixels; the caller's matplotlib is
-never changed.
+"""The figure workers' matplotlib import leaves out the docstrings matplotlib generates
+(c3prof.figures.worker.skip_generated_docstrings) and draws the same pixels; the caller's matplotlib
+is never changed.
 
 Each side runs in a fresh interpreter (the skip only works before matplotlib's figure modules are
 imported, which this test process has done long before): ``skip`` runs ``c3prof ingest --figures``
@@ -19,10 +19,11 @@ import numpy as np
 from PIL import Image
 from report_helpers import ROOT, SYNTHETIC
 
-import matplotlib.figure  # noqa: F401  (what makes skip_set_docstrings a no-op in this process)
+import matplotlib.artist
+import matplotlib.figure  # noqa: F401  (what makes skip_generated_docstrings a no-op in this process)
 from matplotlib.artist import Artist
 
-from c3prof.figures.worker import skip_set_docstrings
+from c3prof.figures.worker import skip_generated_docstrings
 
 RANK0 = ROOT / "tests" / "data" / "synthetic_kineto_rank0.json"  # synthetic fixture (tests/data/README_ingest.md)
 
@@ -42,10 +43,13 @@ print("caller imported matplotlib.figure:", "matplotlib.figure" in sys.modules)
 
 
 def set_docstring_state() -> list[Path]:
-    """A figure job: whether this worker's artist classes have matplotlib's generated set() docstring."""
+    """A figure job: whether this worker's matplotlib has its generated docstrings: Line2D.set()'s
+    and the Line2D property table in Axes.plot's."""
+    from matplotlib.axes import Axes
     from matplotlib.lines import Line2D
 
-    return [Path("generated" if "Supported properties" in (Line2D.set.__doc__ or "") else "skipped")]
+    generated = ["Supported properties" in (Line2D.set.__doc__ or ""), "antialiased" in (Axes.plot.__doc__ or "")]
+    return [Path("generated" if all(generated) else "skipped" if not any(generated) else f"mixed {generated}")]
 
 
 def _start(mode: str, out: Path) -> subprocess.Popen:
@@ -54,7 +58,7 @@ def _start(mode: str, out: Path) -> subprocess.Popen:
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_workers_skip_set_docstrings_and_draw_the_same_pixels(tmp_path):
+def test_workers_skip_generated_docstrings_and_draw_the_same_pixels(tmp_path):
     runs = {mode: _start(mode, tmp_path / mode) for mode in ("skip", "plain")}  # both at once
     said = {}
     for mode, proc in runs.items():
@@ -72,6 +76,6 @@ def test_workers_skip_set_docstrings_and_draw_the_same_pixels(tmp_path):
 
 
 def test_no_skip_where_the_figure_modules_are_already_imported():
-    before = Artist.__dict__["_update_set_signature_and_docstring"]
-    assert skip_set_docstrings() is False
-    assert Artist.__dict__["_update_set_signature_and_docstring"] is before
+    before = Artist.__dict__["_update_set_signature_and_docstring"], matplotlib.artist.kwdoc
+    assert skip_generated_docstrings() is False
+    assert (Artist.__dict__["_update_set_signature_and_docstring"], matplotlib.artist.kwdoc) == before

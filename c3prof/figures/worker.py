@@ -15,8 +15,8 @@ worker that dies (killed, out of memory) becomes a C3profError. Workers ignore C
 handles it and shuts the pool down. Where fork is not available or refused, or with ``workers=0``,
 the jobs run in the caller's process: the same files, without the overlap.
 
-A worker's matplotlib import leaves out the ``set()`` docstrings matplotlib generates for each artist
-class (``skip_set_docstrings``): 40% of the import, and nothing a figure shows.
+A worker's matplotlib import leaves out the docstrings matplotlib generates for its artist classes
+(``skip_generated_docstrings``): 45% of the import, and nothing a figure shows.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _warm_up(preload: tuple[str, ...]) -> None:
 
 def _import(preload: tuple[str, ...]) -> None:
     try:
-        skip_set_docstrings()
+        skip_generated_docstrings()
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401
         from matplotlib import font_manager
@@ -175,23 +175,26 @@ def _import(preload: tuple[str, ...]) -> None:
         pass
 
 
-def skip_set_docstrings() -> bool:
-    """Before matplotlib's figure modules are imported in a worker: leave out what was 40% of their
-    import (0.11 of 0.30 CPU-s on the 2-core development machine, matplotlib 3.11). For every Artist
-    subclass it defines, matplotlib builds the signature and docstring of the class's ``set()`` from
-    the docstrings of all its setters; only ``help()`` and ``inspect`` read them, and ``set()`` works
-    the same without (it is the base class's). A worker only draws and writes files, and draws the
-    same pixels (tests/test_figure_worker_import.py). Only in worker processes, never in the caller's;
-    nothing is changed where matplotlib's figure modules are already imported (a worker forked from
-    a caller that imported them inherits them) or where matplotlib has no such hook. True when skipped."""
+def skip_generated_docstrings() -> bool:
+    """Before matplotlib's figure modules are imported in a worker: leave out the docstrings matplotlib
+    generates while they are imported, 45% of their import (0.13 of 0.30 CPU-s on the 2-core
+    development machine, matplotlib 3.11): for every Artist subclass, the signature and docstring of
+    its ``set()``, built from the docstrings of all its setters, and the property tables
+    (``matplotlib.artist.kwdoc``) that fill placeholders in other docstrings. Only ``help()`` and
+    ``inspect`` read them; ``set()`` works the same without its own (it is the base class's). A
+    worker only draws and writes files, and draws the same pixels (tests/test_figure_worker_import.py).
+    Only in worker processes, never in the caller's; nothing is changed where matplotlib's figure
+    modules are already imported (a worker forked from a caller that imported them inherits them)
+    or where matplotlib lacks either hook. True when skipped."""
     import sys
 
     if "matplotlib.figure" in sys.modules:
         return False
-    from matplotlib.artist import Artist  # defines Artist and builds its own set() first
+    import matplotlib.artist  # defines Artist and builds its own set() first
 
-    if not hasattr(Artist, "_update_set_signature_and_docstring"):
+    if not (hasattr(matplotlib.artist.Artist, "_update_set_signature_and_docstring")
+            and callable(getattr(matplotlib.artist, "kwdoc", None))):
         return False
-    Artist._update_set_signature_and_docstring = classmethod(lambda cls: None)
+    matplotlib.artist.Artist._update_set_signature_and_docstring = classmethod(lambda cls: None)
+    matplotlib.artist.kwdoc = lambda artist: ""
     return True
-

@@ -1,6 +1,6 @@
 """Figures drawn in worker processes that are started before the work whose results they draw.
 
-matplotlib's import takes about 0.4 s of CPU and each figure's draw 0.1-0.5 s; neither needs the
+matplotlib's import takes about 0.2 s of CPU in a worker and each figure's draw 0.1-0.5 s; neither needs the
 caller's process. ``FigurePool(n).start()`` forks ``n`` processes (a concurrent.futures process pool
 with the fork start method: they start in milliseconds and inherit the caller's imports) that import
 matplotlib, load the font and import the ``preload`` modules while the caller still reads traces and

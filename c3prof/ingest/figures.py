@@ -8,7 +8,7 @@ figure code (c3prof.figures.common: matplotlib's Figure API, no pyplot), four pa
 4. their fraction of ideal, with bootstrap intervals (panels 2-4 share the scenario labels).
 
 Why one figure, fixed margins, shared labels and PNG by default: each saved file is a full draw, and
-matplotlib's import alone takes longer than ingesting a 35 MB trace. ``c3prof ingest`` draws it in a
+matplotlib's import alone takes about as long as ingesting a 35 MB trace. ``c3prof ingest`` draws it in a
 worker process (c3prof.figures.worker) started before the trace is read, which imports matplotlib
 meanwhile (``WORKER_PRELOAD``). No GPU or torch import.
 """

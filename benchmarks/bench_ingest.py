@@ -11,7 +11,15 @@ a real 35 MB trace from HTA's test data). For a >= 1 GB trace:
     python benchmarks/bench_ingest.py /tmp/kineto_1g.json --tools c3prof-ingest,c3prof-read,hta-json
 
 Each tool runs in its own fresh Python process, one after the other, on the same file, ``--repeat``
-times (the median is reported):
+times (the median is reported). A repetition runs every tool once before the next repetition starts,
+so the runs of one repetition see about the same load from other jobs on a shared machine; the
+speed-up over HTA is also printed per repetition (HTA's run divided by the c3prof run beside it),
+with the load average at the start of each repetition. Every tool first runs once unmeasured (a warm-up:
+the trace and the libraries in the page cache), and every run has a bytecode cache (compiled modules
+kept in a temporary ``PYTHONPYCACHEPREFIX``, even where ``PYTHONDONTWRITEBYTECODE`` is set), as an
+installed package has: without it, an editable c3prof checkout on a machine that sets
+``PYTHONDONTWRITEBYTECODE`` compiles its modules in every run while HTA's come compiled from pip.
+``--as-is`` runs without the warm-up and with the environment unchanged:
 
 * ``c3prof-ingest``: the whole ``c3prof ingest FILE --out DIR --quiet`` (read, classify, regions,
   statistics, HTA-compatible overlap, breakdown, scenario file, JSON): the user-visible cost;
@@ -125,39 +133,56 @@ def _child_hta(tool: str, trace: Path) -> dict:
     return info
 
 
-def _measure_repeated(tool: str, trace: Path, timeout: float, repeat: int, roots: dict[str, Path]) -> list[dict]:
-    """``repeat`` fresh-process runs per c3prof root (alternating); per root, the run with the median
-    work time, with every run's times. HTA tools run once per repetition, with this worktree."""
-    if not tool.startswith("c3prof"):
-        roots = {"": REPO}
-    runs: dict[str, list[dict]] = {label: [] for label in roots}
+def _measure_all(tools: list[str], trace: Path, timeout: float, repeat: int, roots: dict[str, Path],
+                 env: dict[str, str] | None, warm_up: bool) -> tuple[dict[str, list[dict]], list[float]]:
+    """``repeat`` repetitions, each running every tool once in a fresh process (a c3prof tool once
+    per c3prof root, alternating; an HTA tool once, with this worktree), after one unmeasured run of
+    each if ``warm_up``: every run, by tool name (c3prof tools suffixed with their root's label), and
+    the 1-minute load average at the start of each repetition."""
+    runs_of = [(tool, label, root) for tool in tools
+               for label, root in (roots if tool.startswith("c3prof") else {"": REPO}).items()]
+    for tool, _, root in runs_of if warm_up else []:
+        _measure(tool, trace, timeout, root, env)
+    runs: dict[str, list[dict]] = {}
+    loads = []
     for _ in range(repeat):
-        for label, root in roots.items():
-            runs[label].append(_measure(tool, trace, timeout, root))
-    out = []
-    for label, rs in runs.items():
-        best = _median_run(rs)
-        best["tool"] = tool + label
-        out.append(best)
-    return out
+        loads.append(os.getloadavg()[0])
+        for tool, label, root in runs_of:
+            runs.setdefault(tool + label, []).append(_measure(tool, trace, timeout, root, env))
+    return runs, loads
 
 
-def _median_run(runs: list[dict]) -> dict:
+def _bytecode_env(cache: Path) -> dict[str, str]:
+    """The environment with a bytecode cache in ``cache`` for every module of every tool."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+def _median_run(tool: str, runs: list[dict]) -> dict:
+    """The run with the median work time, with every run's work time and the highest peak memory;
+    a failed run instead, if any failed."""
     ok = [r for r in runs if r.get("ok")]
     if len(ok) < len(runs):
-        return next(r for r in runs if not r.get("ok"))
+        return dict(next(r for r in runs if not r.get("ok")), tool=tool)
     ok.sort(key=lambda r: r["work_s"])
     best = dict(ok[len(ok) // 2])
+    best["tool"] = tool
     best["work_s_runs"] = [r["work_s"] for r in runs]
     best["peak_mb"] = max(r["peak_mb"] for r in runs)
     return best
 
 
-def _measure(tool: str, trace: Path, timeout: float, root: Path) -> dict:
+def per_run_speedups(hta_runs: list[float], our_runs: list[float]) -> list[float]:
+    """HTA's work time over c3prof's, repetition by repetition (the two ran one after the other)."""
+    return [h / o for h, o in zip(hta_runs, our_runs)]
+
+
+def _measure(tool: str, trace: Path, timeout: float, root: Path, env: dict[str, str] | None) -> dict:
     t0 = time.perf_counter()
     try:
         p = subprocess.run([sys.executable, __file__, "--child", tool, str(trace), "--root", str(root)],
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"tool": tool, "ok": False, "error": f"timed out after {timeout:.0f} s"}
     wall = time.perf_counter() - t0
@@ -179,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0, help="per tool, seconds")
     ap.add_argument("--json", type=Path, help="write the measurements here")
     ap.add_argument("--baseline", metavar="REV", help="also run the c3prof tools of this git revision, alternating")
+    ap.add_argument("--as-is", action="store_true",
+                    help="no warm-up run, no bytecode cache: the environment as it is (PYTHONDONTWRITEBYTECODE too)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--root", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -187,22 +214,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     size = args.trace.stat().st_size
     print(f"trace: {args.trace} ({size / 1e6:.1f} MB); machine: {os.cpu_count()} cores; {_load()}")
-    results = []
     with tempfile.TemporaryDirectory(prefix="c3prof-bench-ingest-") as tmp:
         roots = {"": REPO}
         if args.baseline:
             roots[f"@{args.baseline}"] = _baseline_tree(args.baseline, Path(tmp))
-        for tool in args.tools.split(","):
-            for r in _measure_repeated(tool, args.trace, args.timeout, max(1, args.repeat), roots):
-                results.append(r)
-                _print(r, size)
-    print(f"  ({_load()})")
+        env = None if args.as_is else _bytecode_env(Path(tmp) / "pycache")
+        runs, loads = _measure_all(args.tools.split(","), args.trace, args.timeout, max(1, args.repeat), roots,
+                                   env, warm_up=not args.as_is)
+    results = [_median_run(tool, rs) for tool, rs in runs.items()]
+    for r in results:
+        _print(r, size)
+    print(f"  ({_load()}; at the start of each repetition: {' '.join(f'{x:.2f}' for x in loads)})")
     by = {r["tool"]: r for r in results if r.get("ok")}
     summary = _summary(by, [""] + [f"@{args.baseline}"] * bool(args.baseline))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"trace": str(args.trace), "bytes": size, "cores": os.cpu_count(),
-                                         "repeat": args.repeat, "results": results, "summary": summary}, indent=1))
+                                         "repeat": args.repeat, "as_is": args.as_is, "load_avg_1min": loads,
+                                         "results": results,
+                                         "summary": summary}, indent=1))
     return 0
 
 
@@ -246,8 +276,10 @@ def _summary(by: dict, labels: list[str]) -> dict:
             if ours in by and hta in by:
                 speed = by[hta]["work_s"] / by[ours]["work_s"]
                 mem = by[hta]["peak_mb"] / by[ours]["peak_mb"]
-                summary[f"{ours} vs {hta}"] = {"speedup": speed, "memory_ratio": mem}
-                print(f"  {ours} vs {hta}: {speed:.1f}x faster, {mem:.1f}x less peak memory")
+                per_run = per_run_speedups(by[hta]["work_s_runs"], by[ours]["work_s_runs"])
+                summary[f"{ours} vs {hta}"] = {"speedup": speed, "memory_ratio": mem, "speedup_runs": per_run}
+                print(f"  {ours} vs {hta}: {speed:.1f}x faster (medians), {mem:.1f}x less peak memory; per "
+                      f"repetition {' '.join(f'{x:.1f}' for x in per_run)} (lowest {min(per_run):.1f}x)")
     for label in labels:
         plain, figures = by.get(f"c3prof-ingest{label}"), by.get(f"c3prof-ingest-figures{label}")
         if plain and figures:

@@ -6,7 +6,8 @@
 * The reader's small chunks: a real gzip trace of many chunks reads as it does in one chunk, and a
   kernel name longer than a chunk is read whole.
 * The summary figure's bars are one collection per series; error bars only where there is an
-  interval; the bars' left end stays an x-axis edge; unhinted text is set for the figure only.
+  interval; the bars' left end stays an x-axis edge; unhinted text is set for the figure only; rows
+  are labelled by a text each (no ticks); a panel where no scenario has a value says why.
 * The figure worker imports with the garbage collector off, then freezes and turns it back on.
 """
 
@@ -150,3 +151,25 @@ def _gc_state() -> list[Path]:
 def test_worker_collector_is_on_and_frozen_after_its_imports():
     with FigurePool(1, preload=("c3prof.ingest.figures",)) as pool:
         assert pool.draw([(__name__, "_gc_state", ())]) == [Path("enabled=True"), Path("frozen=True")]
+
+
+def test_figure_rows_are_labelled_by_texts_and_a_panel_without_values_says_why():
+    rows = [_Row(0.6, None, None, None, None), _Row(0.4, None, None, None, None)]  # no reference anywhere
+    result = ingest([DATA / "synthetic_kineto_rank0.json"])  # synthetic fixture (documented in tests/data)
+    breakdown, share, slow, frac = _figure_axes(result.traces, rows)
+    # One text per bar row, beside the axis (no tick objects): the scenario labels, the devices.
+    assert [t.get_text() for t in share.texts] == ["nvjet_x | all_gather 64MiB"] * 2
+    assert [t.get_position()[1] for t in share.texts] == [0, 1] and share.get_yticks().size == 0
+    devices = [f"rank {b['rank']} dev {b['device']}" for t in result.traces for b in t.breakdown]
+    assert [t.get_text().split(" (")[0] for t in breakdown.texts] == devices
+    # Slowdowns and fraction of ideal: a note instead of an empty axis.
+    for ax, what in ((slow, "No slowdown: "), (frac, "No fraction of ideal: ")):
+        (note,) = ax.texts
+        assert note.get_text().startswith(what) and "reference" in note.get_text()
+        assert ax.get_xticks().size == 0 and not ax.collections and not ax.lines
+
+
+def test_figure_panels_with_values_have_no_note():
+    rows = [_Row(0.6, 1.2, [1.1, 1.3], 0.5, [0.4, 0.6])]
+    _, _, slow, frac = _figure_axes(ingest([DATA / "synthetic_kineto_rank0.json"]).traces, rows)
+    assert not slow.texts and not frac.texts and slow.get_xticks().size and frac.get_xticks().size

@@ -626,17 +626,11 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     reps = np.asarray(replicates)
     if reps.dtype.kind != "f":
         reps = reps.astype(float)
-    s, b = reps.shape
+    b = reps.shape[1]
     mean = float(points.mean())
-    units = rng.integers(0, s, size=(b, s))
-    draws = rng.integers(0, b, size=(b, s))
-    # Gather by flat index: the same values as reps[units, draws], at about half the cost (S x B
-    # elements per call, in the millions for a large suite). Gathered in the stored precision (the
-    # strategy summary keeps float32: half the memory traffic), then widened: the same float64 values.
-    flat = units * b + draws
-    drawn = reps.take(flat).astype(float, copy=False)
-    keep = np.ones(drawn.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool).take(flat)
-    outer, empty = _included_means(drawn, keep, axis=1)
+    keep = None if include is None else np.asarray(include, dtype=bool)
+    outer, empty = (_kernel_hierarchical_means(reps, keep, rng) if _kernel_takes(reps, rng)
+                    else _hierarchical_means(reps, keep, rng))
     if empty > 0.5 * b:
         return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
     ci = percentile_ci(outer, confidence)
@@ -646,14 +640,60 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     return mean, ci
 
 
+def _hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
+                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """hierarchical_mean_ci's outer replicates (those that include a unit) and how many include none."""
+    s, b = reps.shape
+    units = rng.integers(0, s, size=(b, s))
+    draws = rng.integers(0, b, size=(b, s))
+    # Gather by flat index: the same values as reps[units, draws], at about half the cost (S x B
+    # elements per call, in the millions for a large suite). Gathered in the stored precision (the
+    # strategy summary keeps float32: half the memory traffic), then widened: the same float64 values.
+    flat = units * b + draws
+    drawn = reps.take(flat).astype(float, copy=False)
+    keep = np.ones(drawn.shape, dtype=bool) if include is None else include.take(flat)
+    return _included_means(drawn, keep, axis=1)
+
+
+def _kernel_takes(reps: np.ndarray, rng: np.random.Generator) -> bool:
+    """Whether _kernel_hierarchical_means applies: the kernel built, float32 replicates (what the
+    strategy summary keeps), a PCG64 generator (the one it re-implements), at least one unit."""
+    s, b = reps.shape
+    return (_bootstrap is not None and reps.dtype == np.float32 and type(rng.bit_generator) is np.random.PCG64
+            and 1 <= s < 2**32 - 1 and 1 <= b < 2**32 - 1)
+
+
+def _kernel_hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
+                               rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """_hierarchical_means from the compiled kernel: the same draws from ``rng`` (left in the same
+    state), the same sums in numpy's order, without the (B, S) temporaries (S x B is 5 x 10^6 for
+    2500 scenarios, and the summary draws it for every strategy row)."""
+    b = reps.shape[1]
+    sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
+    mask = None if include is None else np.ascontiguousarray(include).view(np.uint8)
+    rng.bit_generator.state = _bootstrap.hierarchical_sums(np.ascontiguousarray(reps), mask,
+                                                           rng.bit_generator.state, sums, counts)
+    ok = counts > 0
+    return sums[ok] / counts[ok], int((~ok).sum())
+
+
 def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
                         include: np.ndarray | None = None) -> CI:
     """Interval of the mean over *these* units (scenarios held fixed): replicate b averages every
     unit's replicate b. It carries measurement noise only, so it answers "the mean over this suite"
     and not "the mean over scenarios like these" (hierarchical_mean_ci). ``include`` as there."""
-    reps = np.asarray(replicates, dtype=float)
-    keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
-    means, empty = _included_means(reps, keep, axis=0)
+    reps = np.asarray(replicates)
+    if _bootstrap is not None and reps.dtype == np.float32:  # the same sums, without (S, B) temporaries
+        b = reps.shape[1]
+        sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
+        mask = None if include is None else np.ascontiguousarray(include, dtype=bool).view(np.uint8)
+        _bootstrap.fixed_sums(np.ascontiguousarray(reps), mask, sums, counts)
+        ok = counts > 0
+        means, empty = sums[ok] / counts[ok], int((~ok).sum())
+    else:
+        reps = reps.astype(float, copy=False)
+        keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
+        means, empty = _included_means(reps, keep, axis=0)
     if empty == reps.shape[1]:
         return no_ci("no scenario passes the inclusion rule in any resample")
     return percentile_ci(means, confidence)

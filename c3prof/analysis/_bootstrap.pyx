@@ -528,3 +528,105 @@ def fixed_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, double[
                     counts[b] += 1
                 else:
                     sums[b] += 0.0
+
+
+# ------------------------------------------------------------------------------------------------
+# Ratios of median replicates and their intervals, in one pass (speedup.PendingCIs)
+# ------------------------------------------------------------------------------------------------
+
+# What a row is, from its series' replicates a, b, c, d (the formulas of speedup.py, operation for
+# operation): a; a / b; the ideal speedup a / max(b, c); the fraction of ideal
+# (a / d - 1) / (a / max(b, c) - 1). The Python names below are the same values.
+cdef enum:
+    ROW_SAME = 0
+    ROW_RATIO = 1
+    ROW_IDEAL = 2
+    ROW_FRACTION = 3
+
+SAME, RATIO, IDEAL, FRACTION = ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION
+_ARITY = (1, 2, 3, 4)
+
+
+cdef inline double _np_maximum(double x, double y) noexcept nogil:
+    """np.maximum of two doubles: NaN if either is NaN."""
+    return x if (x >= y or x != x) else y
+
+
+cdef Py_ssize_t _fill_row(int8_t op, const double *a, const double *b, const double *c, const double *d,
+                          Py_ssize_t size, double *row) noexcept nogil:
+    """Row ``op`` of the series into ``row``; for a fraction, returns how many ideal replicates are
+    at most 1 (the estimate's 'unstable' veto), else 0."""
+    cdef Py_ssize_t j, below = 0
+    cdef double ideal
+    if op == ROW_SAME:
+        for j in range(size):
+            row[j] = a[j]
+    elif op == ROW_RATIO:
+        for j in range(size):
+            row[j] = a[j] / b[j]
+    elif op == ROW_IDEAL:
+        for j in range(size):
+            row[j] = a[j] / _np_maximum(b[j], c[j])
+    else:
+        for j in range(size):
+            ideal = a[j] / _np_maximum(b[j], c[j])
+            below += ideal <= 1.0
+            row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0)
+    return below
+
+
+def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] args, double p_lo, double p_hi,
+                  double[::1] low, double[::1] high, int8_t[::1] status, int64_t[::1] bad, int64_t[::1] below,
+                  list kept):
+    """The interval of each estimate's replicate row, computed from its series without storing it.
+
+    ``series``: replicate arrays (1-D float64, one length B); estimate i is row ``ops[i]`` of
+    ``series[args[i, 0..3]]`` (unused columns ignored). Intervals as percentile_pairs (its
+    positions and outputs); ``below[i]``: ideal replicates at most 1 (fractions). ``kept[i]``: a
+    float32 array of B to receive the row (``reps.astype(np.float32)``), or None."""
+    cdef Py_ssize_t i, k, n = ops.shape[0], size = -1
+    cdef Py_ssize_t lo = <Py_ssize_t>p_lo, hi = <Py_ssize_t>p_hi
+    cdef vector[const double *] data
+    cdef const double[::1] view
+    cdef float[::1] out
+    cdef vector[double] row, work
+    cdef const double *p[4]
+    if not (args.shape[0] == low.shape[0] == high.shape[0] == status.shape[0] == bad.shape[0] == below.shape[0]
+            == len(kept) == n) or args.shape[1] != 4:
+        raise ValueError("estimate_rows: one row of args and one output per estimate")
+    views = []  # keeps every buffer acquired while the pointers are used
+    for obj in series:
+        view = obj
+        if size < 0:
+            size = view.shape[0]
+        elif view.shape[0] != size:
+            raise ValueError("estimate_rows: series of different lengths")
+        views.append(view)
+        data.push_back(&view[0])
+    if n == 0:
+        return
+    if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
+        raise ValueError("estimate_rows: positions outside the fast case")
+    row.resize(size)
+    work.resize(2 * size + 2)
+    for i in range(n):
+        if not 0 <= ops[i] <= ROW_FRACTION:
+            raise ValueError(f"estimate_rows: unknown row kind {ops[i]}")
+        for k in range(4):
+            if k < _ARITY[ops[i]]:
+                if not 0 <= args[i, k] < <Py_ssize_t>data.size():
+                    raise ValueError("estimate_rows: series index out of range")
+                p[k] = data[args[i, k]]
+            else:
+                p[k] = NULL
+        with nogil:
+            below[i] = _fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
+        if kept[i] is not None:
+            out = kept[i]
+            if out.shape[0] != size:
+                raise ValueError("estimate_rows: a kept array must hold B values")
+            with nogil:
+                for k in range(size):
+                    out[k] = <float>row[k]
+        with nogil:
+            status[i] = _row_interval(row.data(), size, p_lo, p_hi, lo, hi, work.data(), &low[i], &high[i], &bad[i])

@@ -232,3 +232,63 @@ def test_summary_kernels_refuse_mismatched_shapes():
                                      np.empty(10, dtype=np.int64))
     with pytest.raises(ValueError):
         _bootstrap.fixed_sums(reps, None, np.empty(9), np.empty(9, dtype=np.int64))
+
+
+# --- estimates' rows computed in the kernel (speedup.PendingCIs.add_row) ----------------------------
+
+def _replicate_series(b: int) -> list[np.ndarray]:
+    """SYNTHETIC median replicates: ordinary ones, ties with the ideal at exactly 1, a NaN (a round-paired
+    replicate that drew none of its rounds), an infinity and a constant series."""
+    rng = np.random.default_rng(b)
+    ts, tg, tc, tcc = (rng.lognormal(mu, 0.05, b) for mu in (0.3, 0.0, -0.5, 0.2))
+    tied = tg.copy()
+    tied[: b // 7] = ts[: b // 7]                       # ideal replicate exactly 1: a fraction unstable
+    nan, inf = tc.copy(), tcc.copy()
+    nan[3], inf[5] = np.nan, np.inf
+    return [ts, tg, tc, tcc, tied, nan, inf, np.full(b, 2.0)]
+
+
+def _numpy_row(kind: int, parts: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    from c3prof.analysis import speedup
+
+    if kind == stats.ROW_SAME:
+        return parts[0], 0
+    if kind == stats.ROW_RATIO:
+        return speedup.ratio(*parts), 0
+    ideal = speedup.ideal(*parts[:3])
+    if kind == stats.ROW_IDEAL:
+        return ideal, 0
+    return (speedup.realized(parts[0], parts[3]) - 1.0) / (ideal - 1.0), int(np.sum(ideal <= 1.0))
+
+
+@pytest.mark.parametrize("b", [100, 2000])
+def test_row_intervals_equal_the_numpy_formulas(b):
+    series = _replicate_series(b)
+    cases = [(stats.ROW_SAME, (i,)) for i in range(len(series))]
+    cases += [(stats.ROW_RATIO, (i, j)) for i in range(len(series)) for j in (1, 5, 6, 7)]
+    cases += [(kind, (0, g, c, 3)) for kind in (stats.ROW_IDEAL, stats.ROW_FRACTION) for g in (1, 4, 5) for c in (2, 5, 7)]
+    kinds = [k for k, _ in cases]
+    args = [tuple(a) + (0,) * (4 - len(a)) for _, a in cases]
+    kept = [np.empty(b, dtype=np.float32) for _ in cases]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cis, below = stats.row_intervals(series, kinds, args, kept, 0.95)
+        want = [_numpy_row(k, [series[i] for i in a]) for k, a in cases]
+    want_cis = percentile_cis_of_rows([w for w, _ in want], 0.95)
+    assert json.dumps([[c.low, c.high, c.reason] for c in cis]) == json.dumps([[c.low, c.high, c.reason] for c in want_cis])
+    assert below == [n for _, n in want] and max(below) > 0
+    for got, (row, _) in zip(kept, want):
+        assert np.array_equal(got, row.astype(np.float32), equal_nan=True)
+    assert len({c.reason for c in cis}) >= 3  # defined, undefined (NaN/inf) and no-spread rows all checked
+
+
+def test_row_intervals_refuses_what_it_cannot_serve(monkeypatch):
+    series = _replicate_series(100)
+    with pytest.raises(ValueError):   # a series index beyond the list
+        stats.row_intervals(series, [stats.ROW_RATIO], [(0, 99, 0, 0)], [None], 0.95)
+    with pytest.raises(ValueError):   # series of different lengths
+        stats.row_intervals([series[0], series[1][:50].copy()], [stats.ROW_RATIO], [(0, 1, 0, 0)], [None], 0.95)
+    assert not stats.row_intervals_apply(2, 0.95)   # too few replicates for the fast case
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    assert not stats.row_intervals_apply(2000, 0.95)
+    with pytest.raises(ValueError):
+        stats.row_intervals(series, [stats.ROW_SAME], [(0, 0, 0, 0)], [None], 0.95)

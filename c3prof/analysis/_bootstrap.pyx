@@ -169,6 +169,8 @@ cdef extern from *:
             for (ptrdiff_t s = 0; s < S; s++) {
                 ptrdiff_t u = (ptrdiff_t)c3_bounded(units, (uint32_t)(S - 1));
                 at[s] = u * B + (ptrdiff_t)c3_bounded(draws, (uint32_t)(B - 1));
+                __builtin_prefetch(reps + at[s]);
+                if (included) __builtin_prefetch(included + at[s]);
             }
             int64_t n_in = 0;
             for (ptrdiff_t s = 0; s < S; s++) {

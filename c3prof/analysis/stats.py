@@ -671,7 +671,7 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     b = reps.shape[1]
     mean = float(points.mean())
     keep = None if include is None else np.asarray(include, dtype=bool)
-    outer, empty = (_kernel_hierarchical_means(reps, keep, rng) if _kernel_takes(reps, rng)
+    outer, empty = (_kernel_hierarchical_means(reps, keep, rng) if _kernel_takes(reps, keep, rng)
                     else _hierarchical_means(reps, keep, rng))
     if empty > 0.5 * b:
         return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
@@ -697,12 +697,14 @@ def _hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
     return _included_means(drawn, keep, axis=1)
 
 
-def _kernel_takes(reps: np.ndarray, rng: np.random.Generator) -> bool:
-    """Whether _kernel_hierarchical_means applies: the kernel built, float32 replicates (what the
-    strategy summary keeps), a PCG64 generator (the one it re-implements), at least one unit."""
+def _kernel_takes(reps: np.ndarray, include: np.ndarray | None, rng: np.random.Generator | None = None) -> bool:
+    """Whether the summary kernels apply: built, float32 replicates (what the strategy summary keeps),
+    an ``include`` of their shape, and (hierarchical_mean_ci) a PCG64 generator, the one they
+    re-implement, and at least one unit."""
     s, b = reps.shape
-    return (_bootstrap is not None and reps.dtype == np.float32 and type(rng.bit_generator) is np.random.PCG64
-            and 1 <= s < 2**32 - 1 and 1 <= b < 2**32 - 1)
+    return (_bootstrap is not None and reps.dtype == np.float32 and (include is None or include.shape == reps.shape)
+            and (rng is None or (type(rng.bit_generator) is np.random.PCG64 and 1 <= s < 2**32 - 1
+                                 and 1 <= b < 2**32 - 1)))
 
 
 def _kernel_hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
@@ -725,17 +727,17 @@ def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONF
     unit's replicate b. It carries measurement noise only, so it answers "the mean over this suite"
     and not "the mean over scenarios like these" (hierarchical_mean_ci). ``include`` as there."""
     reps = np.asarray(replicates)
-    if _bootstrap is not None and reps.dtype == np.float32:  # the same sums, without (S, B) temporaries
+    keep = None if include is None else np.asarray(include, dtype=bool)
+    if _kernel_takes(reps, keep):  # the same sums, without (S, B) temporaries
         b = reps.shape[1]
         sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
-        mask = None if include is None else np.ascontiguousarray(include, dtype=bool).view(np.uint8)
+        mask = None if keep is None else np.ascontiguousarray(keep).view(np.uint8)
         _bootstrap.fixed_sums(np.ascontiguousarray(reps), mask, sums, counts)
         ok = counts > 0
         means, empty = sums[ok] / counts[ok], int((~ok).sum())
     else:
         reps = reps.astype(float, copy=False)
-        keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
-        means, empty = _included_means(reps, keep, axis=0)
+        means, empty = _included_means(reps, np.ones(reps.shape, dtype=bool) if keep is None else keep, axis=0)
     if empty == reps.shape[1]:
         return no_ci("no scenario passes the inclusion rule in any resample")
     return percentile_ci(means, confidence)

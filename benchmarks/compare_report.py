@@ -9,6 +9,9 @@ equal to its kernels) and for this worktree twice: with the compiled kernels and
 
     python benchmarks/compare_report.py --baseline main          # every committed trace
     python benchmarks/compare_report.py --baseline main tests/data/h200_smoke.jsonl
+    python benchmarks/compare_report.py --baseline $(git merge-base HEAD main)   # when main has moved on
+
+The traces are this worktree's (a trace added on main since the branch started is not compared).
 
 Exit status 0 when every trace matches, 1 otherwise (the first differing line is printed).
 """

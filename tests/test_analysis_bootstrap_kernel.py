@@ -156,3 +156,139 @@ def test_reports_are_the_same_with_and_without_the_kernels(names, monkeypatch):
     with_kernels = dumps(build_report(load(paths)))
     monkeypatch.setattr(stats, "_bootstrap", None)
     assert dumps(build_report(load(paths))) == with_kernels
+
+
+# --- the strategy summary's means (hierarchical and fixed-units bootstraps) -------------------------
+
+def _mid_stream_generator(seed: int) -> np.random.Generator:
+    """A keyed generator part-way through its stream, with its 32-bit buffer filled or not."""
+    gen = rng_for(seed, "summary")
+    gen.random(3)
+    gen.integers(0, 5, size=seed % 3)  # an odd count leaves the buffered high half for the next draw
+    return gen
+
+
+@pytest.mark.parametrize("high", [1, 2, 7, 2500, 2**31 + 5, 2**32 - 1])
+def test_bounded_integers_are_numpys(high):
+    gen = _mid_stream_generator(high)
+    out = np.empty(20_001, dtype=np.int64)
+    after = _bootstrap.bounded_integers(gen.bit_generator.state, high, out)
+    assert np.array_equal(out, gen.integers(0, high, size=out.size))
+    assert after == gen.bit_generator.state  # the same number of words consumed (rejections included)
+
+
+@pytest.mark.parametrize("n", [1, 5, 7, 8, 9, 127, 128, 129, 1000, 2500, 10_001])
+def test_pairwise_sum_is_numpys(n):
+    values = np.random.default_rng(n).normal(0, 1, n) * 10.0 ** np.random.default_rng(n).integers(-8, 8, n)
+    assert _bootstrap.pairwise_sum(values) == values.sum()
+    assert json.dumps(_bootstrap.pairwise_sum(np.full(n, -0.0))) == json.dumps(np.full((1, n), -0.0).sum(axis=1)[0])
+
+
+def _summary_inputs(s: int, b: int, seed: int):
+    """SYNTHETIC fractions-of-ideal replicates (float32, as the summary keeps them) and an inclusion mask."""
+    rng = np.random.default_rng(seed)
+    reps = rng.normal(0.4, 0.2, (s, b)).astype(np.float32)
+    reps[0, : b // 10] = np.nan                      # a unit undefined in some replicates
+    include = (rng.random((s, b)) < 0.8) & np.isfinite(reps)
+    return reps, include
+
+
+@pytest.mark.parametrize("s,b", [(1, 50), (2, 3), (15, 2000), (300, 400)])
+@pytest.mark.parametrize("with_include", [True, False])
+def test_hierarchical_mean_ci_kernel_equals_numpy(s, b, with_include, monkeypatch):
+    reps, include = _summary_inputs(s, b, s * b)
+    include = include if with_include else None
+    gen_k, gen_n = _mid_stream_generator(s), _mid_stream_generator(s)
+    got = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_k, 0.95, include=include)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_n, 0.95, include=include)
+    assert json.dumps([got[0], got[1].as_list(), got[1].reason]) == json.dumps([want[0], want[1].as_list(), want[1].reason])
+    assert gen_k.bit_generator.state == gen_n.bit_generator.state  # the caller's generator left alike
+
+
+def test_hierarchical_means_kernel_counts_the_empty_replicates():
+    reps, include = _summary_inputs(3, 500, 1)
+    include[1:] = False     # only unit 0 can enter: an outer replicate without it draws none (8/27 of them)
+    include[0] = np.isfinite(reps[0])
+    got = stats._kernel_hierarchical_means(reps, include, _mid_stream_generator(4))
+    want = stats._hierarchical_means(reps, include, _mid_stream_generator(4))
+    assert got[1] == want[1] > 50 and np.array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("with_include", [True, False])
+def test_fixed_units_mean_ci_kernel_equals_numpy(with_include, monkeypatch):
+    reps, include = _summary_inputs(40, 2000, 3)
+    include = include if with_include else None
+    got = stats.fixed_units_mean_ci(reps, 0.95, include)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    assert got == stats.fixed_units_mean_ci(reps, 0.95, include)
+
+
+def test_summary_kernels_refuse_mismatched_shapes():
+    reps = np.zeros((3, 10), dtype=np.float32)
+    state = rng_for(0, "x").bit_generator.state
+    with pytest.raises(ValueError):
+        _bootstrap.hierarchical_sums(reps, np.zeros((3, 9), dtype=np.uint8), state, np.empty(10),
+                                     np.empty(10, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _bootstrap.fixed_sums(reps, None, np.empty(9), np.empty(9, dtype=np.int64))
+
+
+# --- estimates' rows computed in the kernel (speedup.PendingCIs.add_row) ----------------------------
+
+def _replicate_series(b: int) -> list[np.ndarray]:
+    """SYNTHETIC median replicates: ordinary ones, ties with the ideal at exactly 1, a NaN (a round-paired
+    replicate that drew none of its rounds), an infinity and a constant series."""
+    rng = np.random.default_rng(b)
+    ts, tg, tc, tcc = (rng.lognormal(mu, 0.05, b) for mu in (0.3, 0.0, -0.5, 0.2))
+    tied = tg.copy()
+    tied[: b // 7] = ts[: b // 7]                       # ideal replicate exactly 1: a fraction unstable
+    nan, inf = tc.copy(), tcc.copy()
+    nan[3], inf[5] = np.nan, np.inf
+    return [ts, tg, tc, tcc, tied, nan, inf, np.full(b, 2.0)]
+
+
+def _numpy_row(kind: int, parts: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    from c3prof.analysis import speedup
+
+    if kind == stats.ROW_SAME:
+        return parts[0], 0
+    if kind == stats.ROW_RATIO:
+        return speedup.ratio(*parts), 0
+    ideal = speedup.ideal(*parts[:3])
+    if kind == stats.ROW_IDEAL:
+        return ideal, 0
+    return (speedup.realized(parts[0], parts[3]) - 1.0) / (ideal - 1.0), int(np.sum(ideal <= 1.0))
+
+
+@pytest.mark.parametrize("b", [100, 2000])
+def test_row_intervals_equal_the_numpy_formulas(b):
+    series = _replicate_series(b)
+    cases = [(stats.ROW_SAME, (i,)) for i in range(len(series))]
+    cases += [(stats.ROW_RATIO, (i, j)) for i in range(len(series)) for j in (1, 5, 6, 7)]
+    cases += [(kind, (0, g, c, 3)) for kind in (stats.ROW_IDEAL, stats.ROW_FRACTION) for g in (1, 4, 5) for c in (2, 5, 7)]
+    kinds = [k for k, _ in cases]
+    args = [tuple(a) + (0,) * (4 - len(a)) for _, a in cases]
+    kept = [np.empty(b, dtype=np.float32) for _ in cases]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cis, below = stats.row_intervals(series, kinds, args, kept, 0.95)
+        want = [_numpy_row(k, [series[i] for i in a]) for k, a in cases]
+    want_cis = percentile_cis_of_rows([w for w, _ in want], 0.95)
+    assert json.dumps([[c.low, c.high, c.reason] for c in cis]) == json.dumps([[c.low, c.high, c.reason] for c in want_cis])
+    assert below == [n for _, n in want] and max(below) > 0
+    for got, (row, _) in zip(kept, want):
+        assert np.array_equal(got, row.astype(np.float32), equal_nan=True)
+    assert len({c.reason for c in cis}) >= 3  # defined, undefined (NaN/inf) and no-spread rows all checked
+
+
+def test_row_intervals_refuses_what_it_cannot_serve(monkeypatch):
+    series = _replicate_series(100)
+    with pytest.raises(ValueError):   # a series index beyond the list
+        stats.row_intervals(series, [stats.ROW_RATIO], [(0, 99, 0, 0)], [None], 0.95)
+    with pytest.raises(ValueError):   # series of different lengths
+        stats.row_intervals([series[0], series[1][:50].copy()], [stats.ROW_RATIO], [(0, 1, 0, 0)], [None], 0.95)
+    assert not stats.row_intervals_apply(2, 0.95)   # too few replicates for the fast case
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    assert not stats.row_intervals_apply(2000, 0.95)
+    with pytest.raises(ValueError):
+        stats.row_intervals(series, [stats.ROW_SAME], [(0, 0, 0, 0)], [None], 0.95)

@@ -62,3 +62,24 @@ def test_sources_do_not_import_gpu_modules():
     for pkg in ("analysis", "report", "figures", "ingest", "advise"):
         for path in (ROOT / "c3prof" / pkg).rglob("*.py"):
             assert not pattern.search(path.read_text()), path
+
+
+def test_report_of_one_visit_without_counters_imports_no_scipy(tmp_path):
+    # scipy.stats takes about 0.7 s to import: a report needs it only for counters (bootstrap_ci)
+    # or several visits (the replication interval's t quantile). The trace is SYNTHETIC
+    # (benchmarks/bench_report.py's generator: one visit, no counters).
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from pathlib import Path
+from benchmarks.bench_report import build_trace
+build_trace(Path({str(tmp_path / 't.jsonl')!r}), 2000, scenarios=5)
+sys.modules.pop("scipy", None)
+assert not any(m == "scipy" or m.startswith("scipy.") for m in sys.modules), "imported before the report"
+from c3prof.cli import main
+rc = main(["report", {str(tmp_path / 't.jsonl')!r}, "--quiet", "--json", {str(tmp_path / 'r.json')!r}])
+assert rc == 0
+assert "scipy" not in sys.modules, sorted(m for m in sys.modules if m.startswith("scipy"))[:5]
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

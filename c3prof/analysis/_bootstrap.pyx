@@ -22,7 +22,7 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
 Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy.
 """
 
-from libc.stdint cimport uint32_t, uint64_t, int64_t, int8_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
 from libc.math cimport isfinite
 from libcpp.algorithm cimport nth_element
 from libcpp.vector cimport vector
@@ -79,13 +79,108 @@ cdef extern from *:
         rng->state += initstate;
         rng->state = rng->state * C3_PCG_MULT + rng->inc;
     }
-    /* Generator.random(): XSL-RR output of the advanced state, top 53 bits. */
-    static inline double c3_pcg64_double(c3_pcg64 *rng) {
+    /* pcg64_random_r: the XSL-RR output of the advanced state. */
+    static inline uint64_t c3_pcg64_next64(c3_pcg64 *rng) {
         rng->state = rng->state * C3_PCG_MULT + rng->inc;
         uint64_t x = ((uint64_t)(rng->state >> 64u)) ^ (uint64_t)rng->state;
         unsigned rot = (unsigned)(rng->state >> 122u);
-        uint64_t out = (x >> rot) | (x << ((-rot) & 63u));
-        return (double)(out >> 11) * (1.0 / 9007199254740992.0);
+        return (x >> rot) | (x << ((-rot) & 63u));
+    }
+    /* Generator.random(): the top 53 bits. */
+    static inline double c3_pcg64_double(c3_pcg64 *rng) {
+        return (double)(c3_pcg64_next64(rng) >> 11) * (1.0 / 9007199254740992.0);
+    }
+
+    /* numpy's PCG64 bit generator with its 32-bit buffer (pcg64_next32: the low half of a 64-bit
+       output first, its high half on the next call), and Generator.integers(0, rng + 1) of int64
+       (random_bounded_uint64_fill for a range below 2^32: Lemire's method,
+       buffered_bounded_lemire_uint32). */
+    typedef struct { c3_pcg64 g; int has_uint32; uint32_t uinteger; } c3_bitgen;
+    static inline uint32_t c3_next32(c3_bitgen *r) {
+        if (r->has_uint32) { r->has_uint32 = 0; return r->uinteger; }
+        uint64_t next = c3_pcg64_next64(&r->g);
+        r->has_uint32 = 1;
+        r->uinteger = (uint32_t)(next >> 32);
+        return (uint32_t)(next & 0xffffffffu);
+    }
+    static inline uint32_t c3_bounded(c3_bitgen *r, uint32_t rng) {   /* uniform in 0..rng, rng < 2^32 - 1 */
+        if (rng == 0) return 0;                                          /* numpy draws nothing then */
+        const uint32_t rng_excl = rng + 1;
+        uint64_t m = (uint64_t)c3_next32(r) * rng_excl;
+        uint32_t leftover = (uint32_t)m;
+        if (leftover < rng_excl) {
+            const uint32_t threshold = (UINT32_MAX - rng) % rng_excl;
+            while (leftover < threshold) {
+                m = (uint64_t)c3_next32(r) * rng_excl;
+                leftover = (uint32_t)m;
+            }
+        }
+        return (uint32_t)(m >> 32);
+    }
+
+    /* numpy's pairwise summation of n doubles (DOUBLE_pairwise_sum, blocks of 128 summed with eight
+       accumulators), the order np.sum uses along a contiguous axis. */
+    static double c3_pairwise_sum(const double *a, ptrdiff_t n) {
+        if (n < 8) {
+            double res = 0.0;
+            for (ptrdiff_t i = 0; i < n; i++) res += a[i];
+            return res;
+        }
+        if (n <= 128) {
+            double r[8];
+            ptrdiff_t i;
+            for (int k = 0; k < 8; k++) r[k] = a[k];
+            for (i = 8; i < n - (n % 8); i += 8)
+                for (int k = 0; k < 8; k++) r[k] += a[i + k];
+            double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for (; i < n; i++) res += a[i];
+            return res;
+        }
+        ptrdiff_t n2 = n / 2;
+        n2 -= n2 % 8;
+        return c3_pairwise_sum(a, n2) + c3_pairwise_sum(a + n2, n - n2);
+    }
+
+    static void c3_bitgen_set(c3_bitgen *r, uint64_t state_hi, uint64_t state_lo, uint64_t inc_hi,
+                              uint64_t inc_lo, int has_uint32, uint32_t uinteger) {
+        r->g.state = (((c3_u128)state_hi) << 64) + state_lo;
+        r->g.inc = (((c3_u128)inc_hi) << 64) + inc_lo;
+        r->has_uint32 = has_uint32;
+        r->uinteger = uinteger;
+    }
+    static void c3_bitgen_get(const c3_bitgen *r, uint64_t words[4], int *has_uint32, uint32_t *uinteger) {
+        words[0] = (uint64_t)(r->g.state >> 64); words[1] = (uint64_t)r->g.state;
+        words[2] = (uint64_t)(r->g.inc >> 64); words[3] = (uint64_t)r->g.inc;
+        *has_uint32 = r->has_uint32;
+        *uinteger = r->uinteger;
+    }
+
+    /* stats.hierarchical_mean_ci's outer replicates without its (B, S) temporaries: for each b, S
+       units drawn from `units` (integers(0, S) of the (B, S) block, in order) and S replicates from
+       `draws` (integers(0, B), the stream after all the units), the included values summed as
+       np.where(keep, drawn, 0.0).sum(axis=1) sums them; `counts[b]`: how many were included. */
+    static void c3_hierarchical_sums(const float *reps, const uint8_t *included, ptrdiff_t S, ptrdiff_t B,
+                                     c3_bitgen *units, c3_bitgen *draws, double *sums, int64_t *counts,
+                                     double *row) {
+        ptrdiff_t *at = (ptrdiff_t *)(row + S);   /* the caller's scratch holds S doubles, then S indices */
+        for (ptrdiff_t b = 0; b < B; b++) {
+            /* Indices first, then the gathers: the loads no longer wait behind the generators, so
+               many cache misses (the block is tens of MB) are in flight at once. */
+            for (ptrdiff_t s = 0; s < S; s++) {
+                ptrdiff_t u = (ptrdiff_t)c3_bounded(units, (uint32_t)(S - 1));
+                at[s] = u * B + (ptrdiff_t)c3_bounded(draws, (uint32_t)(B - 1));
+                __builtin_prefetch(reps + at[s]);
+                if (included) __builtin_prefetch(included + at[s]);
+            }
+            int64_t n_in = 0;
+            for (ptrdiff_t s = 0; s < S; s++) {
+                int keep = included ? included[at[s]] != 0 : 1;
+                row[s] = keep ? (double)reps[at[s]] : 0.0;
+                n_in += keep;
+            }
+            sums[b] = 0.0 + c3_pairwise_sum(row, S);
+            counts[b] = n_in;
+        }
     }
 
     /* The median rank J1 - 1 of `reps` replicates for each of `rows` series, series i drawing from
@@ -122,9 +217,19 @@ cdef extern from *:
     """
     ctypedef struct c3_pcg64:
         pass
+    ctypedef struct c3_bitgen:
+        pass
     void c3_pcg64_seed(c3_pcg64 *rng, uint32_t seed, uint32_t digest) nogil
     double c3_pcg64_double(c3_pcg64 *rng) nogil
     void c3_seed_sequence(uint32_t w0, uint32_t w1, uint64_t out[4]) nogil
+    uint32_t c3_bounded(c3_bitgen *r, uint32_t rng) nogil
+    void c3_bitgen_set(c3_bitgen *r, uint64_t state_hi, uint64_t state_lo, uint64_t inc_hi, uint64_t inc_lo,
+                       int has_uint32, uint32_t uinteger) nogil
+    void c3_bitgen_get(const c3_bitgen *r, uint64_t words[4], int *has_uint32, uint32_t *uinteger) nogil
+    double c3_pairwise_sum(const double *a, Py_ssize_t n) nogil
+    void c3_hierarchical_sums(const float *reps, const uint8_t *included, Py_ssize_t S, Py_ssize_t B,
+                              c3_bitgen *units, c3_bitgen *draws, double *sums, int64_t *counts,
+                              double *row) nogil
     void c3_tabled_draws(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
                          const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                          double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more) nogil
@@ -327,3 +432,203 @@ cdef inline double _smallest(const double *values, Py_ssize_t count) noexcept no
         if values[j] < best:
             best = values[j]
     return best
+
+
+# ------------------------------------------------------------------------------------------------
+# The strategy summary's hierarchical bootstrap
+# ------------------------------------------------------------------------------------------------
+
+_MASK64 = (1 << 64) - 1
+
+
+cdef c3_bitgen _bitgen_from(dict state):
+    """A PCG64 bit generator's ``.state`` dict as the C struct."""
+    cdef c3_bitgen r
+    pcg = state["state"]
+    c3_bitgen_set(&r, (pcg["state"] >> 64) & _MASK64, pcg["state"] & _MASK64, (pcg["inc"] >> 64) & _MASK64,
+                  pcg["inc"] & _MASK64, int(state["has_uint32"]), int(state["uinteger"]))
+    return r
+
+
+cdef dict _bitgen_state(const c3_bitgen *r):
+    cdef uint64_t words[4]
+    cdef int has_uint32
+    cdef uint32_t uinteger
+    c3_bitgen_get(r, words, &has_uint32, &uinteger)
+    return {"bit_generator": "PCG64",
+            "state": {"state": (int(words[0]) << 64) | words[1], "inc": (int(words[2]) << 64) | words[3]},
+            "has_uint32": has_uint32, "uinteger": uinteger}
+
+
+def bounded_integers(dict state, uint32_t high, int64_t[::1] out):
+    """``Generator.integers(0, high, size=out.size)`` of a PCG64 generator whose bit generator's
+    ``.state`` is ``state``, into ``out``; returns the state after (for the tests)."""
+    cdef c3_bitgen r = _bitgen_from(state)
+    cdef Py_ssize_t i
+    if high < 1:
+        raise ValueError("bounded_integers: high must be at least 1")
+    with nogil:
+        for i in range(out.shape[0]):
+            out[i] = c3_bounded(&r, high - 1)
+    return _bitgen_state(&r)
+
+
+def pairwise_sum(const double[::1] values):
+    """np.sum of a contiguous float64 array, in numpy's pairwise order (for the tests)."""
+    return 0.0 + c3_pairwise_sum(&values[0], values.shape[0]) if values.shape[0] else 0.0
+
+
+def hierarchical_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, dict state,
+                      double[::1] sums, int64_t[::1] counts):
+    """The outer replicates of stats.hierarchical_mean_ci before the division: per replicate b, the
+    sum of the drawn included values (``sums[b]``) and how many were included (``counts[b]``).
+
+    ``reps`` (S, B) float32, ``included`` (S, B) of 0/1 or None (all included); ``state``: the
+    ``.state`` of the PCG64 generator numpy would draw ``integers(0, S, (B, S))`` then
+    ``integers(0, B, (B, S))`` from. Returns that generator's state after both draws."""
+    cdef Py_ssize_t n_units = reps.shape[0], n_reps = reps.shape[1]
+    if sums.shape[0] != n_reps or counts.shape[0] != n_reps:
+        raise ValueError("hierarchical_sums: one sum and one count per replicate")
+    if included is not None and (included.shape[0] != n_units or included.shape[1] != n_reps):
+        raise ValueError("hierarchical_sums: included must have the shape of reps")
+    if n_units < 1 or n_reps < 1 or n_units >= 1 << 32 or n_reps >= 1 << 32:
+        raise ValueError("hierarchical_sums: between 1 and 2^32 - 1 units and replicates")
+    cdef c3_bitgen units = _bitgen_from(state)
+    cdef c3_bitgen draws = units
+    cdef Py_ssize_t i
+    cdef vector[double] row
+    row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
+    cdef const uint8_t *keep = NULL
+    if included is not None:
+        keep = &included[0, 0]
+    with nogil:
+        for i in range(n_units * n_reps):  # the draws' stream starts where all the units' ends
+            c3_bounded(&draws, <uint32_t>(n_units - 1))
+        c3_hierarchical_sums(&reps[0, 0], keep, n_units, n_reps, &units, &draws, &sums[0], &counts[0],
+                             row.data())
+    return _bitgen_state(&draws)
+
+
+def fixed_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, double[::1] sums, int64_t[::1] counts):
+    """stats.fixed_units_mean_ci's replicates before the division: ``sums[b]`` the sum over units of
+    the included ``reps[s, b]`` in numpy's order along axis 0 (one unit after the other, from 0.0,
+    an excluded unit adding 0.0), ``counts[b]`` how many units were included."""
+    cdef Py_ssize_t n_units = reps.shape[0], n_reps = reps.shape[1], s, b
+    if sums.shape[0] != n_reps or counts.shape[0] != n_reps:
+        raise ValueError("fixed_sums: one sum and one count per replicate")
+    if included is not None and (included.shape[0] != n_units or included.shape[1] != n_reps):
+        raise ValueError("fixed_sums: included must have the shape of reps")
+    cdef bint all_in = included is None
+    with nogil:
+        for b in range(n_reps):
+            sums[b] = 0.0
+            counts[b] = 0
+        for s in range(n_units):
+            for b in range(n_reps):
+                if all_in or included[s, b]:
+                    sums[b] += <double>reps[s, b]
+                    counts[b] += 1
+                else:
+                    sums[b] += 0.0
+
+
+# ------------------------------------------------------------------------------------------------
+# Ratios of median replicates and their intervals, in one pass (speedup.PendingCIs)
+# ------------------------------------------------------------------------------------------------
+
+# What a row is, from its series' replicates a, b, c, d (the formulas of speedup.py, operation for
+# operation): a; a / b; the ideal speedup a / max(b, c); the fraction of ideal
+# (a / d - 1) / (a / max(b, c) - 1). The Python names below are the same values.
+cdef enum:
+    ROW_SAME = 0
+    ROW_RATIO = 1
+    ROW_IDEAL = 2
+    ROW_FRACTION = 3
+
+SAME, RATIO, IDEAL, FRACTION = ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION
+_ARITY = (1, 2, 3, 4)
+
+
+cdef inline double _np_maximum(double x, double y) noexcept nogil:
+    """np.maximum of two doubles: NaN if either is NaN."""
+    return x if (x >= y or x != x) else y
+
+
+cdef Py_ssize_t _fill_row(int8_t op, const double *a, const double *b, const double *c, const double *d,
+                          Py_ssize_t size, double *row) noexcept nogil:
+    """Row ``op`` of the series into ``row``; for a fraction, returns how many ideal replicates are
+    at most 1 (the estimate's 'unstable' veto), else 0."""
+    cdef Py_ssize_t j, below = 0
+    cdef double ideal
+    if op == ROW_SAME:
+        for j in range(size):
+            row[j] = a[j]
+    elif op == ROW_RATIO:
+        for j in range(size):
+            row[j] = a[j] / b[j]
+    elif op == ROW_IDEAL:
+        for j in range(size):
+            row[j] = a[j] / _np_maximum(b[j], c[j])
+    else:
+        for j in range(size):
+            ideal = a[j] / _np_maximum(b[j], c[j])
+            below += ideal <= 1.0
+            row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0)
+    return below
+
+
+def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] args, double p_lo, double p_hi,
+                  double[::1] low, double[::1] high, int8_t[::1] status, int64_t[::1] bad, int64_t[::1] below,
+                  list kept):
+    """The interval of each estimate's replicate row, computed from its series without storing it.
+
+    ``series``: replicate arrays (1-D float64, one length B); estimate i is row ``ops[i]`` of
+    ``series[args[i, 0..3]]`` (unused columns ignored). Intervals as percentile_pairs (its
+    positions and outputs); ``below[i]``: ideal replicates at most 1 (fractions). ``kept[i]``: a
+    float32 array of B to receive the row (``reps.astype(np.float32)``), or None."""
+    cdef Py_ssize_t i, k, n = ops.shape[0], size = -1
+    cdef Py_ssize_t lo = <Py_ssize_t>p_lo, hi = <Py_ssize_t>p_hi
+    cdef vector[const double *] data
+    cdef const double[::1] view
+    cdef float[::1] out
+    cdef vector[double] row, work
+    cdef const double *p[4]
+    if not (args.shape[0] == low.shape[0] == high.shape[0] == status.shape[0] == bad.shape[0] == below.shape[0]
+            == len(kept) == n) or args.shape[1] != 4:
+        raise ValueError("estimate_rows: one row of args and one output per estimate")
+    views = []  # keeps every buffer acquired while the pointers are used
+    for obj in series:
+        view = obj
+        if size < 0:
+            size = view.shape[0]
+        elif view.shape[0] != size:
+            raise ValueError("estimate_rows: series of different lengths")
+        views.append(view)
+        data.push_back(&view[0])
+    if n == 0:
+        return
+    if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
+        raise ValueError("estimate_rows: positions outside the fast case")
+    row.resize(size)
+    work.resize(2 * size + 2)
+    for i in range(n):
+        if not 0 <= ops[i] <= ROW_FRACTION:
+            raise ValueError(f"estimate_rows: unknown row kind {ops[i]}")
+        for k in range(4):
+            if k < _ARITY[ops[i]]:
+                if not 0 <= args[i, k] < <Py_ssize_t>data.size():
+                    raise ValueError("estimate_rows: series index out of range")
+                p[k] = data[args[i, k]]
+            else:
+                p[k] = NULL
+        with nogil:
+            below[i] = _fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
+        if kept[i] is not None:
+            out = kept[i]
+            if out.shape[0] != size:
+                raise ValueError("estimate_rows: a kept array must hold B values")
+            with nogil:
+                for k in range(size):
+                    out[k] = <float>row[k]
+        with nogil:
+            status[i] = _row_interval(row.data(), size, p_lo, p_hi, lo, hi, work.data(), &low[i], &high[i], &bad[i])

@@ -49,7 +49,8 @@ from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
                                    fast_median, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
-                                   round_resampled_medians, rng_for, sorted_median)
+                                   ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME, round_resampled_medians, rng_for,
+                                   row_intervals, row_intervals_apply, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class SeriesBank:
         self._visit_picks: dict[tuple[str, int], np.ndarray] = {}
         # run_metrics' intervals: computed at the end of each run_metrics unless defer_cis (then
         # by whoever set it, many runs at once: analyze_group).
-        self.pending = PendingCIs(settings.confidence)
+        self.pending = PendingCIs(settings.confidence, settings.n_resamples)
         self.defer_cis = False
 
     def clear(self) -> None:
@@ -235,25 +236,67 @@ def missing(reason: str) -> Estimate:
 class PendingCIs:
     """Intervals computed later, many at once: ``estimate(..., later=this)`` registers an estimate's
     replicates and ``flush()`` sets every registered estimate's CI (stats.percentile_cis_of_rows).
-    The CIs are the ones percentile_ci gives; only the per-call numpy overhead is shared."""
+    The CIs are the ones percentile_ci gives; only the per-call numpy overhead is shared.
 
-    def __init__(self, confidence: float):
+    ``rows``: with the compiled kernel (and B = ``n_resamples`` in its fast case), ``estimate``
+    registers instead which series and which formula make the replicates (``add_row``), and the
+    kernel computes each row and its interval in one pass (stats.row_intervals): the same numbers,
+    without a numpy call per formula and estimate (a 10^6-sample report has about 80,000)."""
+
+    def __init__(self, confidence: float, n_resamples: int | None = None):
         self.confidence = confidence
+        self.rows = n_resamples is not None and row_intervals_apply(n_resamples, confidence)
         self._items: list[tuple[Estimate, Callable[[], str | None] | None]] = []
         self._reps: list[np.ndarray] = []
+        self._rows: list[tuple[Estimate, int, list[np.ndarray], bool]] = []
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._items) + len(self._rows)
 
     def add(self, est: Estimate, reps: np.ndarray, veto: Callable[[], str | None] | None = None) -> None:
         """``veto``: asked only if the interval comes out defined; a reason it returns replaces it."""
         self._items.append((est, veto))
         self._reps.append(reps)
 
+    def add_row(self, est: Estimate, kind: int, series: list[np.ndarray], keep: bool) -> None:
+        """The estimate's replicates are row ``kind`` (stats.ROW_*) of ``series`` (replicate arrays);
+        ``keep``: est.replicates receives them as float32. A fraction's interval is refused when
+        its ideal speedup is at most 1 in some replicates (_fraction_estimate's veto)."""
+        self._rows.append((est, kind, series, keep))
+
     def flush(self) -> None:
         items, reps, self._items, self._reps = self._items, self._reps, [], []
         if items:
             _set_cis(items, reps, self.confidence)
+        rows, self._rows = self._rows, []
+        if rows:
+            _set_row_cis(rows, self.confidence)
+
+
+def _set_row_cis(rows: list[tuple["Estimate", int, list[np.ndarray], bool]], confidence: float) -> None:
+    index: dict[int, int] = {}    # id of a replicate array -> its place in `series` (each passed once)
+    series: list[np.ndarray] = []
+    args = []
+    for _, _, parts, _ in rows:
+        at = [0, 0, 0, 0]
+        for k, part in enumerate(parts):
+            j = index.get(id(part))
+            if j is None:
+                j = index[id(part)] = len(series)
+                series.append(np.ascontiguousarray(part, dtype=float))  # no copy: replicates are such already
+            at[k] = j
+        args.append(at)
+    b = series[0].size
+    kept = [np.empty(b, dtype=np.float32) if keep else None for _, _, _, keep in rows]
+    cis, below = row_intervals(series, [kind for _, kind, _, _ in rows], args, kept, confidence)
+    for (est, kind, _, _), ci, n_below, reps in zip(rows, cis, below, kept):
+        est.ci = no_ci(_unstable_reason(n_below, b)) if ci.ok and n_below else ci
+        if reps is not None:
+            est.replicates = reps
+
+
+def _unstable_reason(below: int, n_resamples: int) -> str:
+    return f"ideal speedup <= 1 in {below} of {n_resamples} resamples: fraction of ideal unstable"
 
 
 def _set_cis(items: list[tuple["Estimate", Callable[[], str | None] | None]], reps: list[np.ndarray],
@@ -269,27 +312,34 @@ NOT_YET = no_ci("interval not computed yet (PendingCIs.flush)")
 def estimate(fn: Callable, series: list[Series | None], names: list[str], confidence: float,
              undefined: Callable[[float], str | None] | None = None, keep: bool = False,
              later: PendingCIs | None = None, veto: Callable[[], str | None] | None = None,
-             reps: np.ndarray | None = None) -> Estimate:
+             reps: np.ndarray | None = None, row: int | None = None) -> Estimate:
     """Apply ``fn`` to the series' medians (point) and replicates (interval).
 
     ``keep`` retains the replicates (the strategy summary needs the fraction's); others are dropped
     once the interval is known, to keep memory per run small. ``later``: the interval is computed
     at ``later.flush()`` (with many others) instead of now. ``veto``: asked when the interval is
     defined; a reason it returns refuses the interval. ``reps``: ``fn`` of the replicates, when the
-    caller has it already (the same values; it is not changed).
+    caller has it already (the same values; it is not changed). ``row``: the stats.ROW_* kind that
+    is ``fn`` of these series; when ``later.rows``, the kernel computes the replicates at flush (a
+    fraction's veto is then the kernel's count of ideal replicates at most 1, as _fraction_estimate's).
     """
     # Called some 10^5 times by a large report: plain loops and math.isfinite, not numpy, on scalars.
     if any(s is None for s in series):
         absent = [n for n, s in zip(names, series) if s is None]
         return missing(f"no {', '.join(absent)} series in the trace")
     value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
-    reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     why = undefined(value) if undefined else None
     if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
+    small = any(s.values.size < MIN_REPS for s in series)
+    if row is not None and later is not None and later.rows and not small:
+        est = Estimate(value, NOT_YET, None)
+        later.add_row(est, row, [s.replicates for s in series], keep)
+        return est
+    reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
     est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
-    if any(s.values.size < MIN_REPS for s in series):
+    if small:
         small = sorted({s.label for s in series if s.n < MIN_REPS})
         est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
     elif later is not None:
@@ -332,12 +382,13 @@ def _fraction_estimate(ts, tg, tc, tcc, names, confidence, keep: bool = True,
         return estimate(fraction, parts, names, confidence)
     if ideal(ts.median, tg.median, tc.median) <= 1.0:
         return missing("ideal speedup <= 1 (T_s <= max(T_g, T_c)): no gain possible, fraction undefined")
+    if later is not None and later.rows:  # the kernel computes the replicates and the veto (PendingCIs)
+        return estimate(fraction, parts, names, confidence, keep=keep, later=later, row=ROW_FRACTION)
     ideal_reps = ideal(ts.replicates, tg.replicates, tc.replicates) if bank is None else bank.ideal_replicates(ts, tg, tc)
 
     def unstable() -> str | None:
         below = int(np.sum(ideal_reps <= 1.0))
-        return (f"ideal speedup <= 1 in {below} of {ts.replicates.size} resamples: fraction of ideal unstable"
-                if below else None)
+        return _unstable_reason(below, ts.replicates.size) if below else None
 
     reps = (realized(ts.replicates, tcc.replicates) - 1.0) / (ideal_reps - 1.0)  # fraction(), operation for operation
     return estimate(fraction, parts, names, confidence, keep=keep, later=later, veto=unstable, reps=reps)
@@ -398,8 +449,8 @@ def _ideal_estimate(bank: SeriesBank, parts: list[Series | None], names: list[st
         return estimate(ideal, parts, names, conf, later=later, keep=keep)
     key = ("ideal", keep, *(p.label for p in parts))
     if key not in bank.memo:
-        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep,
-                                  reps=bank.ideal_replicates(*parts))
+        bank.memo[key] = estimate(ideal, parts, names, conf, later=later, keep=keep, row=ROW_IDEAL,
+                                  reps=None if later.rows else bank.ideal_replicates(*parts))
     return bank.memo[key]
 
 
@@ -416,7 +467,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         ref, note, b = "own", base_note, own
     names = ["T_s", "T_g", "T_c"]
     own_ideal = _ideal_estimate(bank, [own[k] for k in names], names, keep=b is own)
-    own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later)
+    own_realized = estimate(realized, [own["T_s"], own["T_cc"]], ["T_s", "T_cc"], conf, later=later, row=ROW_RATIO)
     # Only the primary fraction's replicates are kept (the strategy summary resamples them).
     own_fraction = _fraction_estimate(own["T_s"], own["T_g"], own["T_c"], own["T_cc"], names + ["T_cc"], conf,
                                       keep=b is own, later=later, bank=bank)
@@ -424,11 +475,14 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         p_ideal, p_realized, p_fraction = own_ideal, own_realized, own_fraction
     else:
         p_ideal = _ideal_estimate(bank, [b[k] for k in names], [f"base {k}" for k in names], keep=True)
-        p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later)
+        p_realized = estimate(realized, [b["T_s"], own["T_cc"]], ["base T_s", "T_cc"], conf, later=later,
+                              row=ROW_RATIO)
         p_fraction = _fraction_estimate(b["T_s"], b["T_g"], b["T_c"], own["T_cc"],
                                         [f"base {k}" for k in names] + ["T_cc"], conf, later=later, bank=bank)
-    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later, keep=True)
-    comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later)
+    gemm_sd = estimate(ratio, [own["T_g_cc"], own["T_g"]], ["concurrent gemm_ms", "gemm total_ms"], conf, later=later,
+                       keep=True, row=ROW_RATIO)
+    comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later,
+                       row=ROW_RATIO)
     ov_key = (run.group, run.id, "concurrent", "overlap")
     ov_values = bank.cached_values(ov_key)  # prepare() computed the series already, unless paired
     if ov_values is None:
@@ -437,7 +491,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
         overlap = missing("concurrent phase lacks gemm/comm start offsets or durations")
     else:
         s = bank.derived(ov_key, f"{run.id}:overlap", ov_values, run.rounds.get("concurrent"))
-        overlap = estimate(lambda x: x, [s], ["overlap"], conf, later=later)
+        overlap = estimate(lambda x: x, [s], ["overlap"], conf, later=later, row=ROW_SAME)
     drift, paired = _drift(run, base, own, b, conf, later=later)
     metrics = RunMetrics(
         run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired, visits=bank.visits,
@@ -491,7 +545,8 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
         and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
-    return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later), paired
+    return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later,
+                    row=ROW_RATIO), paired
 
 
 def find_base(group: Group, run: MergedRun) -> tuple[MergedRun | None, str | None]:

@@ -485,16 +485,14 @@ def percentile_cis_of_rows(rows: Sequence[np.ndarray], confidence: float = DEFAU
     for i, r in enumerate(rows):
         by_size.setdefault(r.size, []).append(i)
     out: list[CI] = [_NO_SPREAD_CI] * len(rows)
-    alpha = (1.0 - confidence) / 2.0
     for b, idx in by_size.items():
-        last = b - 1
-        p_lo, p_hi = alpha * last, (1.0 - alpha) * last
+        positions = _fast_positions(b, confidence)
         group = [rows[i] for i in idx]
-        if _bootstrap is None or not int(p_lo) + 1 < int(p_hi) < last \
+        if _bootstrap is None or positions is None \
                 or not all(r.dtype == np.float64 and r.ndim == 1 and r.flags.c_contiguous for r in group):
             cis = percentile_cis(np.stack(group), confidence)
         else:
-            cis = _kernel_cis(group, b, p_lo, p_hi)
+            cis = _kernel_cis(group, b, *positions)
         for i, ci in zip(idx, cis):
             out[i] = ci
     return out
@@ -506,6 +504,11 @@ def _kernel_cis(rows: list[np.ndarray], b: int, p_lo: float, p_hi: float) -> lis
     e = len(rows)
     low, high, status, bad = np.empty(e), np.empty(e), np.empty(e, dtype=np.int8), np.empty(e, dtype=np.int64)
     _bootstrap.percentile_pairs(rows, p_lo, p_hi, low, high, status, bad)
+    return _cis_from_status(low, high, status, bad, b)
+
+
+def _cis_from_status(low: np.ndarray, high: np.ndarray, status: np.ndarray, bad: np.ndarray, b: int) -> list[CI]:
+    """The CIs (and reasons) the kernels' outputs stand for."""
     out: list[CI] = []
     for lo, hi, st, nb in zip(low.tolist(), high.tolist(), status.tolist(), bad.tolist()):
         if st == _bootstrap.OK:
@@ -515,6 +518,45 @@ def _kernel_cis(rows: list[np.ndarray], b: int, p_lo: float, p_hi: float) -> lis
         else:
             out.append(_NO_SPREAD_CI)
     return out
+
+
+def _fast_positions(b: int, confidence: float) -> tuple[float, float] | None:
+    """The interval's positions (q * (B - 1), as percentile_cis_of_rows computes them) when the
+    kernels' fast case holds for B replicates (floor(p_lo) + 1 < floor(p_hi) < B - 1), else None."""
+    alpha = (1.0 - confidence) / 2.0
+    last = b - 1
+    p_lo, p_hi = alpha * last, (1.0 - alpha) * last
+    return (p_lo, p_hi) if int(p_lo) + 1 < int(p_hi) < last else None
+
+
+def row_intervals_apply(n_resamples: int, confidence: float) -> bool:
+    """Whether row_intervals can serve B = n_resamples replicates at this confidence: the kernel
+    built and its fast case (otherwise the replicate rows are computed and passed to
+    percentile_cis_of_rows)."""
+    return _bootstrap is not None and _fast_positions(n_resamples, confidence) is not None
+
+
+# The kinds of row row_intervals computes (_bootstrap.estimate_rows): a; a / b; a / max(b, c) (the
+# ideal speedup); (a / d - 1) / (a / max(b, c) - 1) (the fraction of ideal).
+ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION = 0, 1, 2, 3
+
+
+def row_intervals(series: list[np.ndarray], kinds: list[int], args: list[tuple[int, int, int, int]],
+                  kept: list[np.ndarray | None], confidence: float) -> tuple[list[CI], list[int]]:
+    """percentile_ci of rows computed from replicate series without storing them: row i is kind
+    ``kinds[i]`` of ``series[args[i][k]]`` (k = 0..3, as many as the kind takes). Returns the CIs and,
+    per row, how many of its ideal-speedup replicates are at most 1 (fractions; 0 otherwise).
+    ``kept[i]``, a float32 array of B or None, receives row i. Needs row_intervals_apply."""
+    b = series[0].size if series else 0
+    positions = _fast_positions(b, confidence)
+    if _bootstrap is None or positions is None:
+        raise ValueError("row_intervals needs the compiled kernel and its fast case (row_intervals_apply)")
+    e = len(kinds)
+    low, high, status = np.empty(e), np.empty(e), np.empty(e, dtype=np.int8)
+    bad, below = np.empty(e, dtype=np.int64), np.empty(e, dtype=np.int64)
+    _bootstrap.estimate_rows(series, np.array(kinds, dtype=np.int8), np.array(args, dtype=np.intp).reshape(e, 4),
+                             *positions, low, high, status, bad, below, kept)
+    return _cis_from_status(low, high, status, bad, b), below.tolist()
 
 
 def _linear_quantiles_rows(values: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
@@ -626,17 +668,11 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     reps = np.asarray(replicates)
     if reps.dtype.kind != "f":
         reps = reps.astype(float)
-    s, b = reps.shape
+    b = reps.shape[1]
     mean = float(points.mean())
-    units = rng.integers(0, s, size=(b, s))
-    draws = rng.integers(0, b, size=(b, s))
-    # Gather by flat index: the same values as reps[units, draws], at about half the cost (S x B
-    # elements per call, in the millions for a large suite). Gathered in the stored precision (the
-    # strategy summary keeps float32: half the memory traffic), then widened: the same float64 values.
-    flat = units * b + draws
-    drawn = reps.take(flat).astype(float, copy=False)
-    keep = np.ones(drawn.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool).take(flat)
-    outer, empty = _included_means(drawn, keep, axis=1)
+    keep = None if include is None else np.asarray(include, dtype=bool)
+    outer, empty = (_kernel_hierarchical_means(reps, keep, rng) if _kernel_takes(reps, keep, rng)
+                    else _hierarchical_means(reps, keep, rng))
     if empty > 0.5 * b:
         return mean, no_ci(f"no scenario passes the inclusion rule in {empty} of {b} resamples")
     ci = percentile_ci(outer, confidence)
@@ -646,14 +682,62 @@ def hierarchical_mean_ci(points: np.ndarray, replicates: np.ndarray, rng: np.ran
     return mean, ci
 
 
+def _hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
+                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """hierarchical_mean_ci's outer replicates (those that include a unit) and how many include none."""
+    s, b = reps.shape
+    units = rng.integers(0, s, size=(b, s))
+    draws = rng.integers(0, b, size=(b, s))
+    # Gather by flat index: the same values as reps[units, draws], at about half the cost (S x B
+    # elements per call, in the millions for a large suite). Gathered in the stored precision (the
+    # strategy summary keeps float32: half the memory traffic), then widened: the same float64 values.
+    flat = units * b + draws
+    drawn = reps.take(flat).astype(float, copy=False)
+    keep = np.ones(drawn.shape, dtype=bool) if include is None else include.take(flat)
+    return _included_means(drawn, keep, axis=1)
+
+
+def _kernel_takes(reps: np.ndarray, include: np.ndarray | None, rng: np.random.Generator | None = None) -> bool:
+    """Whether the summary kernels apply: built, float32 replicates (what the strategy summary keeps),
+    an ``include`` of their shape, and (hierarchical_mean_ci) a PCG64 generator, the one they
+    re-implement, and at least one unit."""
+    s, b = reps.shape
+    return (_bootstrap is not None and reps.dtype == np.float32 and (include is None or include.shape == reps.shape)
+            and (rng is None or (type(rng.bit_generator) is np.random.PCG64 and 1 <= s < 2**32 - 1
+                                 and 1 <= b < 2**32 - 1)))
+
+
+def _kernel_hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
+                               rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """_hierarchical_means from the compiled kernel: the same draws from ``rng`` (left in the same
+    state), the same sums in numpy's order, without the (B, S) temporaries (S x B is 5 x 10^6 for
+    2500 scenarios, and the summary draws it for every strategy row)."""
+    b = reps.shape[1]
+    sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
+    mask = None if include is None else np.ascontiguousarray(include).view(np.uint8)
+    rng.bit_generator.state = _bootstrap.hierarchical_sums(np.ascontiguousarray(reps), mask,
+                                                           rng.bit_generator.state, sums, counts)
+    ok = counts > 0
+    return sums[ok] / counts[ok], int((~ok).sum())
+
+
 def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONFIDENCE,
                         include: np.ndarray | None = None) -> CI:
     """Interval of the mean over *these* units (scenarios held fixed): replicate b averages every
     unit's replicate b. It carries measurement noise only, so it answers "the mean over this suite"
     and not "the mean over scenarios like these" (hierarchical_mean_ci). ``include`` as there."""
-    reps = np.asarray(replicates, dtype=float)
-    keep = np.ones(reps.shape, dtype=bool) if include is None else np.asarray(include, dtype=bool)
-    means, empty = _included_means(reps, keep, axis=0)
+    reps = np.asarray(replicates)
+    keep = None if include is None else np.asarray(include, dtype=bool)
+    if _kernel_takes(reps, keep):  # the same sums, without (S, B) temporaries
+        b = reps.shape[1]
+        sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
+        mask = None if keep is None else np.ascontiguousarray(keep).view(np.uint8)
+        _bootstrap.fixed_sums(np.ascontiguousarray(reps), mask, sums, counts)
+        ok = counts > 0
+        means, empty = sums[ok] / counts[ok], int((~ok).sum())
+    else:
+        reps = reps.astype(float, copy=False)
+        means, empty = _included_means(reps, np.ones(reps.shape, dtype=bool) if keep is None else keep, axis=0)
     if empty == reps.shape[1]:
         return no_ci("no scenario passes the inclusion rule in any resample")
     return percentile_ci(means, confidence)

@@ -30,7 +30,6 @@ alone) enter the mean but are listed under ``above_ideal`` so a reader can check
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import Group
 from c3prof.analysis.speedup import BootstrapSettings, RunMetrics
@@ -131,6 +130,10 @@ def _replication_interval(passes: list[RunMetrics], mean: float, suite: CI, conf
     if visit_means is None or not suite.ok:
         out["mean_fraction_ci_suite"] = suite.as_list()
         return out
+    # Imported here: scipy.stats takes about 0.7 s to import, a quarter of a 10^6-sample report's
+    # time budget, and only captures of several visits need it.
+    from scipy.stats import t as student_t
+
     v = len(visit_means)
     half = float(student_t.ppf(0.5 + confidence / 2, v - 1) * np.std(visit_means, ddof=1) / np.sqrt(v))
     lo, hi = suite.as_list()

@@ -16,15 +16,16 @@ when its ideal-speedup replicate b passes, so a scenario near the threshold is s
 sometimes out, and the interval shows it. Each row lists its scenarios, since strategies run on
 different scenario sets are not directly comparable.
 
-Two intervals. ``mean_fraction_ci`` is a two-level (hierarchical) percentile bootstrap: resample
+Intervals. ``mean_fraction_ci`` is a two-level (hierarchical) percentile bootstrap: resample
 scenarios, then for each drawn scenario one bootstrap replicate of its repetitions
 (stats.hierarchical_mean_ci): the mean over scenarios like these, so it carries how much the
 strategy's benefit differs between scenarios. ``mean_fraction_ci_suite`` holds the scenarios fixed:
 the mean over this suite, measurement noise only; with several visits it also holds the replication
 interval over the visits (``_replication_interval`` says why). Captures taken minutes apart can still
-differ by a little more than it shows (docs/report.md gives the measured pairs). Fractions
-above 100% (realized beyond the ideal: the GEMM or communication ran faster beside the other than
-alone) enter the mean but are listed under ``above_ideal`` so a reader can check them.
+differ by a little more than it shows (docs/report.md gives the measured pairs).
+``mean_fraction_pi_repeat`` (``repeat_interval``) widens it to where a repeat capture's mean should
+land. Fractions above 100% (realized beyond the ideal: the GEMM or communication ran faster beside
+the other than alone) enter the mean but are listed under ``above_ideal`` so a reader can check them.
 """
 
 from __future__ import annotations

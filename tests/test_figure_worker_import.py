@@ -54,8 +54,11 @@ def set_docstring_state() -> list[Path]:
 
 def _start(mode: str, out: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
+    # Run outside the source tree: `python -c` puts the working directory first on sys.path, and in CI
+    # the source tree is an unpacked sdist without the compiled extensions the installed wheel has.
+    out.mkdir(parents=True)
     return subprocess.Popen([sys.executable, "-c", SCRIPT, mode, str(out), str(RANK0), str(SYNTHETIC)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_workers_skip_generated_docstrings_and_draw_the_same_pixels(tmp_path):

@@ -331,15 +331,15 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
     why = undefined(value) if undefined else None
     if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
-    small = any(s.values.size < MIN_REPS for s in series)
-    if row is not None and later is not None and later.rows and not small:
+    too_few = any(s.values.size < MIN_REPS for s in series)
+    if row is not None and later is not None and later.rows and not too_few:
         est = Estimate(value, NOT_YET, None)
         later.add_row(est, row, [s.replicates for s in series], keep)
         return est
     reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
     est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
-    if small:
+    if too_few:
         small = sorted({s.label for s in series if s.n < MIN_REPS})
         est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
     elif later is not None:

@@ -712,11 +712,19 @@ def _kernel_hierarchical_means(reps: np.ndarray, include: np.ndarray | None,
     """_hierarchical_means from the compiled kernel: the same draws from ``rng`` (left in the same
     state), the same sums in numpy's order, without the (B, S) temporaries (S x B is 5 x 10^6 for
     2500 scenarios, and the summary draws it for every strategy row)."""
+    def draw(values, mask, sums, counts) -> None:
+        rng.bit_generator.state = _bootstrap.hierarchical_sums(values, mask, rng.bit_generator.state, sums, counts)
+
+    return _kernel_means(draw, reps, include)
+
+
+def _kernel_means(kernel: Callable, reps: np.ndarray, include: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """The replicates' means (those that include a unit) and how many include none, from a summary
+    kernel that fills per-replicate sums and unit counts: kernel(values, mask, sums, counts)."""
     b = reps.shape[1]
     sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
     mask = None if include is None else np.ascontiguousarray(include).view(np.uint8)
-    rng.bit_generator.state = _bootstrap.hierarchical_sums(np.ascontiguousarray(reps), mask,
-                                                           rng.bit_generator.state, sums, counts)
+    kernel(np.ascontiguousarray(reps), mask, sums, counts)
     ok = counts > 0
     return sums[ok] / counts[ok], int((~ok).sum())
 
@@ -729,12 +737,7 @@ def fixed_units_mean_ci(replicates: np.ndarray, confidence: float = DEFAULT_CONF
     reps = np.asarray(replicates)
     keep = None if include is None else np.asarray(include, dtype=bool)
     if _kernel_takes(reps, keep):  # the same sums, without (S, B) temporaries
-        b = reps.shape[1]
-        sums, counts = np.empty(b), np.empty(b, dtype=np.int64)
-        mask = None if keep is None else np.ascontiguousarray(keep).view(np.uint8)
-        _bootstrap.fixed_sums(np.ascontiguousarray(reps), mask, sums, counts)
-        ok = counts > 0
-        means, empty = sums[ok] / counts[ok], int((~ok).sum())
+        means, empty = _kernel_means(_bootstrap.fixed_sums, reps, keep)
     else:
         reps = reps.astype(float, copy=False)
         means, empty = _included_means(reps, np.ones(reps.shape, dtype=bool) if keep is None else keep, axis=0)

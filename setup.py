@@ -35,6 +35,18 @@ import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# Cythonize and compile the (8-14) extensions in parallel: one at a time, the C++ compiles were most
+# of a fresh `scripts/setup.sh` on a GPU node.
+JOBS = os.cpu_count() or 1
+
+
+class ParallelBuildExt(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:            # not given as --parallel/-j
+            self.parallel = JOBS
 
 CUDA_RUNTIME_MODULES = ("errors", "device", "streams", "memory", "copies", "ipc")
 HIP_RUNTIME_MODULES = ("errors", "device", "streams", "memory", "copies", "ipc")
@@ -136,7 +148,7 @@ def cythonize_hip(cythonize) -> list:
         return []
     required = os.environ.get("C3PROF_BUILD_HIP") == "1"
     try:
-        built = cythonize(hip, language_level=3, compiler_directives={"embedsignature": True})
+        built = cythonize(hip, language_level=3, nthreads=JOBS, compiler_directives={"embedsignature": True})
     except Exception as exc:  # Cython's CompileError: bindings that do not match these sources
         if required:
             raise
@@ -181,8 +193,8 @@ def extensions():
         language="c++",
         extra_compile_args=["-O3", "-ffp-contract=off"],
     )
-    return cythonize([*cuda_modules, kineto, bootstrap], language_level=3,
+    return cythonize([*cuda_modules, kineto, bootstrap], language_level=3, nthreads=JOBS,
                      compiler_directives={"embedsignature": True}) + cythonize_hip(cythonize)
 
 
-setup(ext_modules=extensions())
+setup(ext_modules=extensions(), cmdclass={"build_ext": ParallelBuildExt})

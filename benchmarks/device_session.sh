@@ -37,6 +37,11 @@ for s in "$@"; do
     hbm-order) step hbm_order python3 -m c3prof capture --suite interference --only mb64-hbm-allsm --strategies base,sp,dma --no-evidence --quiet --out "$OUT/h200_interference_hbm_order.jsonl" ;;
     capture-heldout|capture-heldout2|capture-heldout3) step "$s" python3 -m c3prof capture --suite "${s#capture-}" --quiet --out "$OUT/h200_${s#capture-}.jsonl" ;;
     capture-ncu) step capture_ncu env C3PROF_KEEP_NCU_CSV="$OUT/h200_ncu_raw.csv" python3 -m c3prof capture --suite default --only cb8k-h2d-64M,mb64-h2d-8M --strategies base,dma --counters ncu,pmsampling --out "$OUT/h200_counters.jsonl" ;;
+    # The default suite as scripts/run.sh captures it (4 visits, each in a fresh process), into
+    # $OUT/h200_default_proc2_<letter>.jsonl: run twice in a row for a back-to-back pair.
+    capture-proc-?) for v in 1 2 3 4; do resume=(); [ "$v" -gt 1 ] && resume=(--resume)
+           step "${s}_visit$v" python3 -m c3prof capture --suite default --visits "$v" --max-reps 30 --quiet "${resume[@]}" --out "$OUT/h200_default_proc2_${s#capture-proc-}.jsonl"; done ;;
+    standalone-interference) step standalone_interference python3 benchmarks/standalone_interference.py --reps 45 --json "$OUT/standalone_interference.json" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;

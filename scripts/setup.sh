@@ -11,9 +11,9 @@
 # setup.py and the Cython sources (plus the extras asked for). Python sources need no reinstall
 # (the install is editable).
 #
-# Without a reachable package registry (a GPU node whose image already has the dependencies),
-# the normal install fails; it then builds against the installed packages instead
-# (pip install --no-build-isolation --no-deps -e .) and says so.
+# Without a reachable package index (a GPU node whose image already has the dependencies), it
+# builds against the installed packages instead (pip install --no-build-isolation --no-deps -e .)
+# and says so; it checks the index first (5 s) rather than waiting for pip's timeouts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -56,17 +56,32 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c "$c
 fi
 
 log=.venv/c3prof-install.log
-say "installing c3prof[$extras] into .venv and building its Cython extensions (first time: 1-3 minutes; log: $log)..."
-# Short network timeouts: on a node without a registry this fails fast instead of hanging.
-if ! .venv/bin/python -m pip install --timeout 20 --retries 1 -e ".[$extras]" >"$log" 2>&1; then
-  say "the normal install failed (no package registry reachable?): last lines of $log:"
-  tail -n 5 "$log" >&2
-  say "building against the packages already installed: pip install --no-build-isolation --no-deps -e ."
-  if ! .venv/bin/python -m pip install --no-build-isolation --no-deps --no-index -e . >"$log" 2>&1; then
-    tail -n 15 "$log" >&2
-    say "that failed too: install numpy, scipy, matplotlib, rich, pytest, hypothesis, setuptools>=77,"
-    say "Cython>=3.1 and cuda-bindings/nvidia-cuda-runtime/nvidia-cuda-crt 13.0 first (pyproject.toml lists them)"
-    exit 1
+install_from_registry() { .venv/bin/python -m pip install --timeout 20 --retries 1 -e ".[$extras]" >"$log" 2>&1; }
+install_against_installed() { .venv/bin/python -m pip install --no-build-isolation --no-deps --no-index -e . >"$log" 2>&1; }
+give_up() {
+  tail -n 15 "$log" >&2
+  say "install numpy, scipy, matplotlib, rich, pytest, hypothesis, setuptools>=77, Cython>=3.1 and"
+  say "cuda-bindings/nvidia-cuda-runtime/nvidia-cuda-crt 13.0 first (pyproject.toml lists them)"
+  exit 1
+}
+# Ask the package index first (5 s): on a node without one, pip's own attempt would spend its
+# timeouts on every build requirement before failing.
+index_url=${PIP_INDEX_URL:-$(.venv/bin/python -m pip config get global.index-url 2>/dev/null || true)}
+index_url=${index_url:-https://pypi.org/simple/}
+if .venv/bin/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' "$index_url" 2>/dev/null; then
+  say "installing c3prof[$extras] into .venv and building its Cython extensions (first time: 1-3 minutes; log: $log)..."
+  if ! install_from_registry; then
+    say "the normal install failed: last lines of $log:"
+    tail -n 5 "$log" >&2
+    say "building against the packages already installed: pip install --no-build-isolation --no-deps -e ."
+    install_against_installed || { say "that failed too:"; give_up; }
+  fi
+else
+  say "no package index reachable ($index_url): building c3prof against the packages already installed"
+  say "(pip install --no-build-isolation --no-deps -e .; log: $log)..."
+  if ! install_against_installed; then
+    say "that failed; trying the package index anyway (--timeout 20)..."
+    install_from_registry || { say "that failed too:"; give_up; }
   fi
 fi
 .venv/bin/python -c "$checks" || { say "c3prof does not import after the install"; exit 1; }

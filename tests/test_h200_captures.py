@@ -16,6 +16,8 @@ from c3prof.analysis.dataset import load
 from c3prof.report.build import build_report
 
 DEFAULT = [DATA / "h200_default_1.jsonl", DATA / "h200_default_2.jsonl"]
+# The capture of scripts/run.sh in its current form (4 visits, each in a process of its own).
+RUN_SH = DATA / "h200_default_proc2_r.jsonl"
 
 
 @cache
@@ -23,7 +25,7 @@ def report(path):
     return build_report(load([str(path)]))
 
 
-@pytest.mark.parametrize("path", DEFAULT, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*DEFAULT, RUN_SH], ids=lambda p: p.name)
 def test_every_strategy_moves_the_same_bytes_over_the_same_link(path):
     runs = {}
     for r in records(path):
@@ -39,7 +41,7 @@ def test_every_strategy_moves_the_same_bytes_over_the_same_link(path):
         assert carriers["base"] == "sm" and carriers.get("dma", "copy_engine") == "copy_engine"
 
 
-@pytest.mark.parametrize("path", DEFAULT, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*DEFAULT, RUN_SH], ids=lambda p: p.name)
 def test_default_suite_has_something_to_gain_everywhere(path):
     rep = report(path)
     base = [r for r in rep["results"] if r["strategy"] == "base"]
@@ -69,7 +71,8 @@ def test_two_captures_agree_within_each_others_intervals():
         assert x["mean_fraction_ci"][0] <= y["mean_fraction_of_ideal"] <= x["mean_fraction_ci"][1], strategy
 
 
-@pytest.mark.parametrize("name", [f"h200_default_{n}.jsonl" for n in ("v4_e", "v4_f", "v4_g", "v4_h", "proc_p", "proc_q")])
+@pytest.mark.parametrize("name", [f"h200_default_{n}.jsonl"
+                                  for n in ("v4_e", "v4_f", "v4_g", "v4_h", "proc_p", "proc_q", "proc2_r", "proc2_s")])
 def test_four_visit_captures_give_suite_intervals_under_20_points(name):
     """scripts/run.sh's capture (4 visits of 30 repetitions; proc_*: each visit in its own process):
     every strategy's suite mean has an interval at most 20 points wide that holds the bootstrap's
@@ -85,6 +88,33 @@ def test_four_visit_captures_give_suite_intervals_under_20_points(name):
         assert len(row["mean_fraction_by_visit"]) == 4 and "4 visits" in row["ci_suite_method"], strategy
         rlo, rhi = row["mean_fraction_pi_repeat"]
         assert rlo < lo and hi < rhi and rhi - rlo <= 0.20 * 2 ** 0.5, strategy
+
+
+BACK_TO_BACK = [("pair_a", "pair_b"), ("pair_c", "pair_d"), ("v4_e", "v4_f"), ("v4_g", "v4_h"), ("proc_p", "proc_q"),
+                ("proc2_r", "proc2_s")]
+
+
+def test_back_to_back_captures_agree_within_each_others_joint_repeat_band():
+    """Every committed back-to-back pair of default captures (6 pairs, 5 H200s, 2-4 visits): each
+    strategy's mean from one capture lies inside the other's joint repeat band, both ways. The
+    per-strategy intervals do not (the suite interval misses in 6 of the 24 strategy checks, in 4
+    pairs; the per-strategy repeat interval in 4, in 3 pairs: docs/report.md), which is what the joint
+    band is for."""
+    misses = {"ci_suite": 0, "pi_repeat": 0}
+    for first, second in BACK_TO_BACK:
+        a, b = (report(DATA / f"h200_default_{n}.jsonl") for n in (first, second))
+        rows = [{s["strategy"]: s for s in r["strategies"] if s["selection"] == "default"} for r in (a, b)]
+        assert set(rows[0]) == set(rows[1]) == {"base", "sp", "rp", "dma"}
+        for strategy in rows[0]:
+            x, y = rows[0][strategy], rows[1][strategy]
+            for mine, other in ((x, y), (y, x)):
+                lo, hi = other["mean_fraction_pi_repeat_all"]
+                assert lo <= mine["mean_fraction_of_ideal"] <= hi, (first, second, strategy)
+            for key in misses:
+                inside = [o[f"mean_fraction_{key}"][0] <= m["mean_fraction_of_ideal"] <= o[f"mean_fraction_{key}"][1]
+                          for m, o in ((x, y), (y, x))]
+                misses[key] += not all(inside)
+    assert misses == {"ci_suite": 6, "pi_repeat": 4}
 
 
 def test_interference_dose_response_from_the_h200():

@@ -23,7 +23,7 @@ def outputs(tmp_path_factory):
 def test_terminal_report_sections(outputs):
     _, proc = outputs
     text = proc.stdout
-    for needle in ("Results on SYNTHETIC", "Per strategy on", "ORACLE", "Falsification", "Rules", "ALERTS",
+    for needle in ("Results on SYNTHETIC", "Per strategy on", "oracle", "Falsification", "Rules", "ALERTS",
                    "Incomplete runs", "mb64-x-256M/rp/sm96", "Error records", "CUDA out of memory",
                    "validation FAILED", "ce_d2d_local", "G-long if T_g > 1.15"):
         assert needle in text, needle
@@ -164,3 +164,16 @@ def test_strategy_summary_figure_labels_the_suite_interval(monkeypatch, tmp_path
     summary.plot(report, "P", tmp_path)
     texts = [t.get_text() for t in drawn["fig"].axes[0].texts]
     assert texts == ["44.9% (n=15; this suite 44.6% to 45.1%)"]
+
+
+@pytest.mark.parametrize("names", [["h200_default_proc_p.jsonl"], ["h200_interference.jsonl"],
+                                   ["h200x2_llama70b.rank0.jsonl", "h200x2_llama70b.rank1.jsonl"]], ids=lambda n: n[0])
+def test_the_default_terminal_report_fits_100_columns_uncut(names, monkeypatch, capsys):
+    """Off a terminal the report is laid out for $COLUMNS (100 here): no line is longer, and no cell
+    is cut short (rich marks a cut cell with an ellipsis)."""
+    from report_helpers import DATA
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["report", *(str(DATA / name) for name in names)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and max(len(line) for line in lines) <= 100
+    assert not [line for line in lines if "\u2026" in line]

@@ -170,6 +170,16 @@ def test_dma_on_a_link_without_copy_engines_is_not_applicable(tmp_path):
     assert summary.runs_failed == [] and all(r.complete for r in t.runs.values())
 
 
+def test_a_run_not_applicable_is_reported_once_across_visits_and_resumes(tmp_path):
+    """Visits 1 and 2 in one process, then visit 3 resumed in another (as scripts/run.sh does): the
+    two dma runs are reported not applicable once each, not once per visit and resume."""
+    p = tmp_path / "t.jsonl"
+    capture(p, FakeBench(evidence_carrier="sm"), strategies=("base", "dma"), visits=2)
+    capture(p, FakeBench(evidence_carrier="sm"), strategies=("base", "dma"), resume=True, visits=3)
+    na = [e["run"] for e in read_trace(p).errors if e.get("not_applicable")]
+    assert sorted(na) == ["smoke-cb2k-x-4M/dma/default", "smoke-mb-x-16M/dma/default"]
+
+
 def test_failed_run_is_recorded_and_the_sweep_continues(tmp_path):
     p = tmp_path / "t.jsonl"
     summary, _ = capture(p, FakeBench(fail_variant="gemm_first"))

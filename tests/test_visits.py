@@ -11,7 +11,7 @@ from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, analyze_group
-from c3prof.analysis.strategies import _replication_interval, repeat_interval
+from c3prof.analysis.strategies import _replication_interval, joint_repeat_intervals, repeat_interval
 from c3prof.analysis.stats import CI, draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
@@ -198,3 +198,41 @@ def test_two_exact_intervals_miss_each_others_means_often_the_repeat_interval_ra
     pi_one, pi_both = gap <= np.sqrt(2) * half[:, 0], (gap[:, None] <= np.sqrt(2) * half).all(axis=1)
     assert 0.79 < ci_both.mean() < 0.86
     assert 0.94 < pi_one.mean() < 0.96 and 0.89 < pi_both.mean() < 0.94
+
+
+def _default_row(mean, repeat, visits=None, selection="default"):
+    return {"selection": selection, "mean_fraction_of_ideal": mean, "mean_fraction_pi_repeat": repeat,
+            "mean_fraction_by_visit": visits}
+
+
+def test_the_joint_repeat_band_widens_default_rows_by_the_bonferroni_quantile_ratio():
+    """Four strategies, 4 visits: each side of the repeat interval widened by t3(1 - 0.05/8) / t3(0.975)
+    (1.69); without visits by the normal's ratio; variant rows and rows without an interval get none."""
+    rows = [_default_row(0.4, [0.38, 0.41], [0.39, 0.40, 0.41, 0.40]) for _ in range(4)]
+    rows += [_default_row(0.3, [0.2, 0.4], selection="variant"), _default_row(None, None)]
+    joint_repeat_intervals(rows, 0.95)
+    widen = student_t.ppf(1 - 0.05 / 8, 3) / student_t.ppf(0.975, 3)
+    assert widen == pytest.approx(1.69, abs=0.01)
+    lo, hi = rows[0]["mean_fraction_pi_repeat_all"]
+    assert (0.4 - lo, hi - 0.4) == pytest.approx((0.02 * widen, 0.01 * widen))
+    assert "mean_fraction_pi_repeat_all" not in rows[4] and "mean_fraction_pi_repeat_all" not in rows[5]
+    one_visit = [_default_row(0.4, [0.38, 0.42]) for _ in range(2)]
+    joint_repeat_intervals(one_visit, 0.95)
+    z = np.array([2.2414027, 1.9599640])                       # normal quantiles at 1 - 0.05/4 and 0.975
+    assert one_visit[0]["mean_fraction_pi_repeat_all"] == pytest.approx([0.4 - 0.02 * z[0] / z[1], 0.4 + 0.02 * z[0] / z[1]])
+
+
+def test_the_joint_band_holds_all_of_a_repeats_strategy_means_in_95_percent():
+    """Why the joint band exists, by simulation: two captures of 4 strategies x 4 visits, nothing but
+    noise. Per-strategy repeat intervals hold all four of the repeat's means in only about 81% of
+    pairs (both ways: 69%); the joint band in 95% (both ways: about 90%)."""
+    rng = np.random.default_rng(2)
+    visits = rng.normal(0.4, 0.01, size=(20000, 2, 4, 4))          # pair, capture, strategy, visit
+    means = visits.mean(axis=3)
+    gap = np.abs(means[:, 0] - means[:, 1])                         # pair, strategy
+    half = np.sqrt(2) * student_t.ppf(0.975, 3) * visits.std(axis=3, ddof=1) / 2.0
+    widen = student_t.ppf(1 - 0.05 / 8, 3) / student_t.ppf(0.975, 3)
+    per_one, per_both = (gap <= half[:, 1]).all(axis=1), (gap[:, None] <= half).all(axis=(1, 2))
+    all_one, all_both = (gap <= widen * half[:, 1]).all(axis=1), (gap[:, None] <= widen * half).all(axis=(1, 2))
+    assert 0.78 < per_one.mean() < 0.84 and 0.65 < per_both.mean() < 0.72
+    assert 0.94 < all_one.mean() < 0.96 and 0.88 < all_both.mean() < 0.93

@@ -94,6 +94,11 @@ class Runner:
         # Transports whose evidence is already in the trace; a multi-GPU capture replaces it with
         # the transports every rank has (capture/distributed.py).
         self.evidence_seen: set[str] = {e["transport"] for e in existing.engine_evidence} if existing else set()
+        # Runs already reported not applicable (in the resumed trace or earlier in this capture):
+        # such a run is never measured, so every visit and every --resume would otherwise report
+        # it again (one record per run is enough: it does not depend on the visit).
+        self.not_applicable_written: set[str] = {e["run"] for e in (existing.errors if existing else [])
+                                                 if e.get("not_applicable")}
         # Applied to every new engine_evidence record before it is used and written (a multi-GPU
         # capture adds the carrier every rank agreed on).
         self.on_evidence = lambda rec: rec
@@ -199,6 +204,9 @@ class Runner:
         measured = self.carriers.get(v.transport)
         if v.carrier != "copy_engine" or measured != "sm":   # unknown evidence: measure, the report flags it
             return False
+        if plan.id in self.not_applicable_written:
+            return True
+        self.not_applicable_written.add(plan.id)
         self.writer.write(error_record(plan.id, f"not applicable: {v.strategy} needs a copy-engine path over "
                                                 f"{v.link}, but {v.transport} was measured on {measured} "
                                                 f"(engine_evidence record of {v.transport}); no other link is "

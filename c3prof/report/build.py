@@ -227,9 +227,16 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
                                                         f"(transport {v.get('transport')!r})"})
             if run.strategy == "dma" and run.complete and not run.validations:
                 report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
+        listed = set()
         for e in group.errors:
-            key = "not_applicable" if e.get("not_applicable") else "errors"
-            report[key].append(dict(_strip(e), platform=group.key))
+            if e.get("not_applicable"):
+                # One entry per run: traces captured before 2026-12-02 repeat the record on every
+                # visit and --resume (the run is never measured, so it was never marked done).
+                if e["run"] not in listed:
+                    listed.add(e["run"])
+                    report["not_applicable"].append(dict(_strip(e), platform=group.key))
+            else:
+                report["errors"].append(dict(_strip(e), platform=group.key))
     one_visit = sorted({r["scenario"] for r in report["results"] if r["paired"] and r["visits"] == 1})
     if one_visit:
         report["notes"].append(f"{len(one_visit)} scenario(s) measured in one visit: their intervals hold the "

@@ -31,7 +31,8 @@ STRATEGY = {"platform": str, "strategy": str, "selection": str, "variant": (str,
             "n_scenarios": int, "scenarios": list, "mean_fraction_of_ideal": NULLABLE_NUM, "mean_fraction_ci": CI,
             "ci_reason": (str, type(None)), "ci_method": str, "excluded": list, "reference_own": list,
             "above_ideal": list, "unpaired": list, "mean_fraction_ci_suite": CI,
-            "mean_fraction_pi_repeat": CI, "mean_fraction_by_visit": (list, type(None)), "ci_suite_method": str}
+            "mean_fraction_pi_repeat": CI, "mean_fraction_pi_repeat_all": CI,
+            "mean_fraction_by_visit": (list, type(None)), "ci_suite_method": str}
 
 FALSIFICATION = {"platform": str, "gpu": str, "premise": str, "gemm": dict, "transfer": (dict, type(None)),
                  "sm_transfer": (dict, type(None)), "slowdown": NULLABLE_NUM, "slowdown_ci": CI,

@@ -162,46 +162,59 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
     rows = [s for s in rep["strategies"] if s["platform"] == platform]
     if not rows:
         return
-    t = _table(f"Per strategy on {platform}: mean fraction of ideal over scenarios")
-    for col in ("strategy", "selection", "variant", "n", "mean fraction of ideal", "this suite", "a repeat", "G sd",
-                "C sd"):
+    t = _table(f"Per strategy on {platform}: mean fraction of ideal over scenarios (%)")
+    for col in ("strategy", "variant", "n", "mean, scenarios", "this suite", "a repeat (all)", "G sd", "C sd"):
         t.add_column(col, no_wrap=True)
+    defaults = {s["strategy"]: s["variant"] for s in rows if s["selection"] == "default"}
     notes = []
     for s in rows:
-        sel = "best (ORACLE)" if s["oracle"] else s["selection"]
+        if s["selection"] == "variant" and s["variant"] == defaults.get(s["strategy"]):
+            continue                     # the default row above already shows this variant
+        label = ("oracle" if s["oracle"] else
+                 (s["variant"] or "-") + ("*" if s["selection"] == "default" else ""))
         sd = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-        t.add_row(s["strategy"], sel, s["variant"] or "-", str(s["n_scenarios"]),
-                  _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]), _bracket(s.get("mean_fraction_ci_suite")),
-                  _bracket(s.get("mean_fraction_pi_repeat")), sd(s["mean_gemm_slowdown"]), sd(s["mean_comm_slowdown"]))
-        label = f"{s['strategy']}/{s['variant'] or sel}"
+        t.add_row(s["strategy"], label, str(s["n_scenarios"]),
+                  _pct_plain(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]),
+                  _bracket(s.get("mean_fraction_ci_suite")), _bracket(s.get("mean_fraction_pi_repeat_all")),
+                  sd(s["mean_gemm_slowdown"]), sd(s["mean_comm_slowdown"]))
+        name = f"{s['strategy']}/{s['variant'] or 'best'}"
         if s["ci_reason"]:
-            notes.append(f"{label}: {s['ci_reason']}")
+            notes.append(f"{name}: {s['ci_reason']}")
         if s.get("above_ideal"):
-            notes.append(f"{label}: above 100% in {', '.join(s['above_ideal'])}")
+            notes.append(f"{name}: above 100% in {', '.join(s['above_ideal'])}")
         if s["excluded"]:
-            notes.append(f"{label}: {len(s['excluded'])} scenario(s) left out by the inclusion rule (--json lists why)")
+            notes.append(f"{name}: {len(s['excluded'])} scenario(s) left out by the inclusion rule (--json lists why)")
     con.print(t)
     for n in notes:
         con.print(f"[dim]  {n}[/]")
-    con.print(f"[dim]Interval: {rows[0]['ci_method']} (scenarios like these). 'this suite': these scenarios held "
-              f"fixed, measurement noise only. 'a repeat': where a repeat capture of the same design should land "
-              f"(prediction interval, sqrt(2) x the suite interval). ORACLE = best variant per scenario, biased "
-              f"upward.[/]")
+    con.print(f"[dim]* default variant; oracle = best variant per scenario, biased upward. 'mean, scenarios': "
+              f"{rows[0]['ci_method']} (scenarios like these). 'this suite': these scenarios held fixed, "
+              f"measurement noise only. 'a repeat (all)': where a repeat capture's means of every strategy land, "
+              f"all at once (simultaneous 95% prediction band; --json also gives each strategy's own, "
+              f"mean_fraction_pi_repeat).[/]")
+
+
+def _pct_plain(v, ci=None) -> str:
+    """A fraction and its interval as whole percentages without the sign, for a column marked (%)."""
+    if v is None:
+        return "n/a"
+    return f"{v * 100:.0f}" + (f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]" if ci else " [-]")
 
 
 def _bracket(ci: list[float] | None) -> str:
-    """An interval of fractions as whole percentages, one decimal when it is narrower than 2 points."""
+    """An interval of fractions in percent (no sign: the column is marked), one decimal when it is
+    narrower than 2 points."""
     if not ci:
         return "-"
-    fmt = ".1%" if ci[1] - ci[0] < 0.02 else ".0%"
-    return f"[{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
+    digits = 1 if ci[1] - ci[0] < 0.02 else 0
+    return f"[{ci[0] * 100:.{digits}f}, {ci[1] * 100:.{digits}f}]"
 
 
 def _falsification(con: Console, rep: dict) -> None:
     if not rep["falsification"]:
         return
     t = _table("Falsification: " + rep["falsification"][0]["premise"])
-    for col in ("GEMM", "transfer", "DMA sd", "SM sd", "DMA - SM (paired CI)", "ovl.", "verdict"):
+    for col in ("GEMM", "transfer", "DMA", "SM", "DMA - SM (paired CI)", "ovl.", "verdict"):
         t.add_column(col, no_wrap=True)
     for f in rep["falsification"]:
         tr = f["transfer"]
@@ -219,6 +232,8 @@ def _falsification(con: Console, rep: dict) -> None:
         if c.get("l2_sectors_ratio"):
             con.print(f"    L2 sectors concurrent/alone {_counter(c.get('l2_sectors_ratio'), 'x')}; non-SM share "
                       f"{_counter(c.get('non_sm_share_gemm'), '%')} -> {_counter(c.get('non_sm_share_concurrent'), '%')}")
+    con.print("[dim]DMA, SM: the GEMM's slowdown beside the copy-engine carrier, and beside the SM carrier of the "
+              "same bytes over the same link; ovl.: how much of the GEMM the transfer overlapped.[/]")
     con.print(f"[dim]Rule: {rep['falsification'][0]['rule']}[/]")
 
 

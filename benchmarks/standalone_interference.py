@@ -9,9 +9,12 @@ independent check: if a plain torch script on the same kind of GPU gives c3prof'
 earlier table is not reproducible by either method; if it gives the earlier numbers, the launch
 details here (order, enqueue timing) say what differs.
 
-Each arm is timed in two launch orders: ``side_first`` enqueues the interfering work on the side
-stream, then the GEMM; ``gemm_first`` the reverse. Intervals: percentile bootstrap of the ratio of
-medians (repetitions resampled independently per arm).
+Each arm is timed in three launch modes: ``side_first`` enqueues the interfering work on the side
+stream, then the GEMM; ``gemm_first`` the reverse; ``gated`` holds the GEMM's stream with a sleep
+kernel (3 ms) while everything is enqueued, and releases both streams through one event, so that no
+CPU enqueue time falls inside the GEMM's events and both start together (what c3prof's runner
+does). Intervals: percentile bootstrap of the ratio of medians (repetitions resampled
+independently per arm).
 
     python benchmarks/standalone_interference.py --reps 45 --json out.json
 """
@@ -58,12 +61,19 @@ def main() -> None:
     main_s, side_s = torch.cuda.Stream(), torch.cuda.Stream()
     arms = build_arms(dev)
     times: dict[str, list[float]] = {}
-    keys = [(arm, order) for arm in arms for order in ("side_first", "gemm_first")]
+    orders = ("side_first", "gemm_first", "gated")
+    keys = [(arm, order) for arm in arms for order in orders]
 
     def one(arm: str, order: str) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
-        if order == "side_first":
+        if order == "gated":
+            gate = torch.cuda.Event()
+            with torch.cuda.stream(main_s):
+                torch.cuda._sleep(6_000_000)       # about 3 ms at 1.98 GHz: longer than any enqueue here
+                gate.record()
+            side_s.wait_event(gate)
+        if order in ("side_first", "gated"):
             with torch.cuda.stream(side_s):
                 arms[arm]()
         with torch.cuda.stream(main_s):
@@ -86,7 +96,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     out = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": args.reps,
            "wall_s": round(time.time() - t0, 1), "gemm": "64x16384x16384 bf16", "arms": {}}
-    for order in ("side_first", "gemm_first"):
+    for order in orders:
         ref = np.array(times[f"alone/{order}"])
         for arm in arms:
             x = np.array(times[f"{arm}/{order}"])

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 C3PROF=${C3PROF:-.venv/bin/c3prof}
 # The default suite (every link, every single-GPU strategy, same bytes over the same link per
 # scenario): realized vs ideal speedup, strategy means, fractions, slowdowns, falsification, timeline.
-$C3PROF report tests/data/h200_default_proc2_r.jsonl --quiet --figure-formats png,pdf --figures figures/default --json figures/default/report.json
+$C3PROF report tests/data/h200_default_proc2_t.jsonl --quiet --figure-formats png,pdf --figures figures/default --json figures/default/report.json
 # The interference dose-response (base vs dma): GEMM slowdown against copy-engine bytes/s.
 $C3PROF report tests/data/h200_interference.jsonl --quiet --figure-formats png,pdf --figures figures/interference \
     --json figures/interference/report.json

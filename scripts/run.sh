@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-BUNDLED_TRACE=tests/data/h200_default_proc2_r.jsonl
+BUNDLED_TRACE=tests/data/h200_default_proc2_t.jsonl
 say() { echo "scripts/run.sh: $*" >&2; }
 
 say "looking for an NVIDIA GPU (nvidia-smi)..."

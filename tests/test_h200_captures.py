@@ -17,7 +17,7 @@ from c3prof.report.build import build_report
 
 DEFAULT = [DATA / "h200_default_1.jsonl", DATA / "h200_default_2.jsonl"]
 # The capture of scripts/run.sh in its current form (4 visits, each in a process of its own).
-RUN_SH = DATA / "h200_default_proc2_r.jsonl"
+RUN_SH = DATA / "h200_default_proc2_t.jsonl"
 
 
 @cache
@@ -72,7 +72,8 @@ def test_two_captures_agree_within_each_others_intervals():
 
 
 @pytest.mark.parametrize("name", [f"h200_default_{n}.jsonl"
-                                  for n in ("v4_e", "v4_f", "v4_g", "v4_h", "proc_p", "proc_q", "proc2_r", "proc2_s")])
+                                  for n in ("v4_e", "v4_f", "v4_g", "v4_h", "proc_p", "proc_q", "proc2_r", "proc2_s",
+                                            "proc2_t")])
 def test_four_visit_captures_give_suite_intervals_under_20_points(name):
     """scripts/run.sh's capture (4 visits of 30 repetitions; proc_*: each visit in its own process):
     every strategy's suite mean has an interval at most 20 points wide that holds the bootstrap's

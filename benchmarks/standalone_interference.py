@@ -13,7 +13,9 @@ Each arm is timed in three launch modes: ``side_first`` enqueues the interfering
 stream, then the GEMM; ``gemm_first`` the reverse; ``gated`` holds the GEMM's stream with a sleep
 kernel (3 ms) while everything is enqueued, and releases both streams through one event, so that no
 CPU enqueue time falls inside the GEMM's events and both start together (what c3prof's runner
-does). Intervals: percentile bootstrap of the ratio of medians (repetitions resampled
+does); ``batched`` is gated too, but runs 15 repetitions back to back behind one gate, each
+starting when the previous one has ended on both streams (c3prof's runner's scheme). Intervals:
+percentile bootstrap of the ratio of medians (repetitions resampled
 independently per arm).
 
     python benchmarks/standalone_interference.py --reps 45 --json out.json
@@ -61,8 +63,9 @@ def main() -> None:
     main_s, side_s = torch.cuda.Stream(), torch.cuda.Stream()
     arms = build_arms(dev)
     times: dict[str, list[float]] = {}
-    orders = ("side_first", "gemm_first", "gated")
-    keys = [(arm, order) for arm in arms for order in orders]
+    orders = ("side_first", "gemm_first", "gated", "batched")
+    keys = [(arm, order) for arm in arms for order in orders[:3]]
+    per_batch = 15
 
     def one(arm: str, order: str) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -86,6 +89,26 @@ def main() -> None:
         torch.cuda.synchronize()
         return start.elapsed_time(end)
 
+    def batch(arm: str) -> list[float]:
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True),
+                   torch.cuda.Event(), torch.cuda.Event()) for _ in range(per_batch)]
+        torch.cuda.synchronize()
+        with torch.cuda.stream(main_s):
+            torch.cuda._sleep(80_000_000)          # about 40 ms: the host enqueues the whole batch first
+        for start, end, release, side_done in events:
+            release.record(main_s)
+            side_s.wait_event(release)
+            with torch.cuda.stream(side_s):
+                arms[arm]()
+            side_done.record(side_s)
+            with torch.cuda.stream(main_s):
+                start.record()
+                torch.matmul(a, b, out=c)
+                end.record()
+            main_s.wait_event(side_done)           # the next repetition starts when both sides are done
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e, _, _ in events]
+
     for arm, order in keys:                       # warm-up: cuBLAS heuristics, allocator, pinning
         for _ in range(3):
             one(arm, order)
@@ -93,8 +116,12 @@ def main() -> None:
     for _ in range(args.reps):                    # interleaved round-robin, one repetition per arm
         for arm, order in keys:
             times.setdefault(f"{arm}/{order}", []).append(one(arm, order))
+    for _ in range(max(1, args.reps // per_batch)):   # batched: interleaved round-robin, a batch per arm
+        for arm in arms:
+            times.setdefault(f"{arm}/batched", []).extend(batch(arm))
     rng = np.random.default_rng(0)
-    out = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": args.reps,
+    out = {"gpu": torch.cuda.get_device_name(), "uuid": str(getattr(torch.cuda.get_device_properties(0), "uuid", "")),
+           "torch": torch.__version__, "reps": args.reps,
            "wall_s": round(time.time() - t0, 1), "gemm": "64x16384x16384 bf16", "arms": {}}
     for order in orders:
         ref = np.array(times[f"alone/{order}"])

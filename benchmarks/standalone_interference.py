@@ -14,7 +14,10 @@ stream, then the GEMM; ``gemm_first`` the reverse; ``gated`` holds the GEMM's st
 kernel (3 ms) while everything is enqueued, and releases both streams through one event, so that no
 CPU enqueue time falls inside the GEMM's events and both start together (what c3prof's runner
 does); ``batched`` is gated too, but runs 15 repetitions back to back behind one gate, each
-starting when the previous one has ended on both streams (c3prof's runner's scheme). Intervals:
+starting when the previous one has ended on both streams (c3prof's runner's scheme); ``primed``
+is one repetition whose gate is a 128 MiB host->device copy on the copy's own stream instead of a
+sleep, so the copy engine and the PCIe link are busy right up to the release (the test of whether
+a copy starting from idle costs the GEMM less). Intervals:
 percentile bootstrap of the ratio of medians (repetitions resampled
 independently per arm).
 
@@ -63,8 +66,10 @@ def main() -> None:
     main_s, side_s = torch.cuda.Stream(), torch.cuda.Stream()
     arms = build_arms(dev)
     times: dict[str, list[float]] = {}
-    orders = ("side_first", "gemm_first", "gated", "batched")
-    keys = [(arm, order) for arm in arms for order in orders[:3]]
+    orders = ("side_first", "gemm_first", "gated", "primed", "batched")
+    keys = [(arm, order) for arm in arms for order in orders[:4]]
+    prime_src = torch.empty(128 * MiB, dtype=torch.uint8, pin_memory=True)
+    prime_dst = torch.empty(128 * MiB, dtype=torch.uint8, device=dev)
     per_batch = 15
 
     def one(arm: str, order: str) -> float:
@@ -76,7 +81,13 @@ def main() -> None:
                 torch.cuda._sleep(6_000_000)       # about 3 ms at 1.98 GHz: longer than any enqueue here
                 gate.record()
             side_s.wait_event(gate)
-        if order in ("side_first", "gated"):
+        if order == "primed":
+            gate = torch.cuda.Event()
+            with torch.cuda.stream(side_s):
+                prime_dst.copy_(prime_src, non_blocking=True)   # about 2.5 ms: covers every enqueue here
+                gate.record()
+            main_s.wait_event(gate)
+        if order in ("side_first", "gated", "primed"):
             with torch.cuda.stream(side_s):
                 arms[arm]()
         with torch.cuda.stream(main_s):

@@ -192,22 +192,26 @@ def test_the_controls_repeat_across_four_captures_on_three_h200s():
 
 
 def test_a_gated_standalone_script_is_stable_and_an_ungated_one_is_not():
-    """benchmarks/standalone_interference.py on two H200s (runs a-d; results committed): the gated
-    mode gives the same slowdowns to within 1% in every run, the side-first mode does not, and its
+    """benchmarks/standalone_interference.py on three H200s (runs a-e; results committed): the gated
+    mode gives the same slowdowns to within 1.5% in every run, the side-first mode does not, and its
     GEMM-alone window holds more than the 0.125 ms kernel (the host's launch). Batched (c3prof's
     scheme: repetitions back to back), the host->device arm lands where c3prof's captures do."""
     from pathlib import Path
 
     results = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
-    runs = [json.loads((results / f"standalone_interference_session10_{k}.json").read_text())["arms"] for k in "abcd"]
+    runs = [json.loads((results / f"standalone_interference_session10_{k}.json").read_text())["arms"] for k in "abcde"]
     for arm in ("ce_h2d_256MiB", "ce_h2d_256x1MiB", "ce_d2h_256MiB", "sm_add_256MiB"):
         gated = [r[f"{arm}/gated"]["slowdown"] for r in runs]
         side = [r[f"{arm}/side_first"]["slowdown"] for r in runs]
-        assert max(gated) / min(gated) < 1.01, (arm, gated)
+        assert max(gated) / min(gated) < 1.015, (arm, gated)
         assert max(side) / min(side) > 1.02, (arm, side)
     assert all(abs(r["alone/gated"]["median_ms"] - 0.125) < 0.001 for r in runs)
     assert all(r["alone/side_first"]["median_ms"] > 0.135 for r in runs)
-    batched, gated = runs[3]["ce_h2d_256MiB/batched"], runs[3]["ce_h2d_256MiB/gated"]
-    assert batched["ci95"][0] > gated["ci95"][1]            # back to back costs the GEMM more
     c3prof = _h200_control_slowdowns()["mb64-h2d-256M/dma/default"]
-    assert batched["ci95"][0] <= float(np.median(c3prof)) <= batched["ci95"][1]
+    for run in runs[3:]:
+        batched, gated = run["ce_h2d_256MiB/batched"], run["ce_h2d_256MiB/gated"]
+        assert batched["ci95"][0] > gated["ci95"][1]            # back to back costs the GEMM more
+        assert batched["ci95"][0] <= float(np.median(c3prof)) <= batched["ci95"][1]
+    # a copy engine kept busy up to the release (primed) costs the GEMM more than one starting idle
+    for arm in ("ce_h2d_256MiB", "ce_h2d_256x1MiB"):
+        assert runs[4][f"{arm}/primed"]["ci95"][0] > runs[4][f"{arm}/gated"]["ci95"][1] + 0.02

@@ -24,9 +24,10 @@ the mean over this suite, measurement noise only; with several visits it also ho
 interval over the visits (``_replication_interval`` says why). Captures taken minutes apart can still
 differ by a little more than it shows (docs/report.md gives the measured pairs).
 ``mean_fraction_pi_repeat`` (``repeat_interval``) widens it to where a repeat capture's mean should
-land; ``mean_fraction_pi_repeat_all`` (``joint_repeat_intervals``, default rows only) widens it further so
-that a repeat's means of *all* strategies land inside at once. Fractions above 100% (realized beyond the ideal: the GEMM or communication ran faster beside
-the other than alone) enter the mean but are listed under ``above_ideal`` so a reader can check them.
+land; ``mean_fraction_pi_repeat_all`` (``joint_repeat_intervals``, default rows only) widens it
+further, so that a repeat's means of *all* strategies land inside at once. Fractions above 100%
+(realized beyond the ideal: the GEMM or communication ran faster beside the other than alone) enter
+the mean but are listed under ``above_ideal`` so a reader can check them.
 """
 
 from __future__ import annotations

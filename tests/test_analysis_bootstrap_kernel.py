@@ -109,9 +109,21 @@ def _interval_rows(b: int) -> list[np.ndarray]:
     return rows
 
 
+@pytest.fixture(params=[True, False], ids=["avx2", "baseline"])
+def simd(request):
+    """The interval rows' passes with their AVX2 bodies (where the CPU has AVX2) and with the baseline
+    ones: both must give the numpy numbers."""
+    if request.param and not _bootstrap.use_avx2(True):
+        _bootstrap.use_avx2(False)
+        pytest.skip("this CPU (or compiler) has no AVX2 bodies")
+    _bootstrap.use_avx2(request.param)
+    yield request.param
+    _bootstrap.use_avx2(True)
+
+
 @pytest.mark.parametrize("b", [2, 5, 60, 200, 2000, 4001])
 @pytest.mark.parametrize("conf", [0.95, 0.5, 0.999])
-def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf):
+def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf, simd):
     rows = _interval_rows(b)
     want = percentile_cis(np.stack(rows), conf)
     got = percentile_cis_of_rows(rows, conf)
@@ -261,8 +273,8 @@ def _numpy_row(kind: int, parts: list[np.ndarray]) -> tuple[np.ndarray, int]:
     return (speedup.realized(parts[0], parts[3]) - 1.0) / (ideal - 1.0), int(np.sum(ideal <= 1.0))
 
 
-@pytest.mark.parametrize("b", [100, 2000])
-def test_row_intervals_equal_the_numpy_formulas(b):
+@pytest.mark.parametrize("b", [100, 2000, 2003])
+def test_row_intervals_equal_the_numpy_formulas(b, simd):
     series = _replicate_series(b)
     cases = [(stats.ROW_SAME, (i,)) for i in range(len(series))]
     cases += [(stats.ROW_RATIO, (i, j)) for i in range(len(series)) for j in (1, 5, 6, 7)]

@@ -214,6 +214,158 @@ cdef extern from *:
                 for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
         }
     }
+
+    /* The interval rows' passes over B values. Each body is compiled twice where GCC targets x86-64
+       Linux: for the baseline CPU and for AVX2 (4 doubles per instruction), chosen once at import
+       (c3_simd_init) and switchable for the tests (use_avx2). Every operation is an IEEE division,
+       comparison or selection, which SSE2 and AVX2 perform alike, and -ffp-contract=off forbids
+       fused multiply-adds in both: the same bits either way. */
+    #define C3_BODY static inline __attribute__((always_inline))
+
+    /* np.maximum of two doubles: NaN if either is NaN (selected without a branch). */
+    C3_BODY double c3_np_maximum(double x, double y) {
+        return ((x >= y) | (x != x)) ? x : y;
+    }
+
+    /* Row `op` (ROW_SAME, RATIO, IDEAL, FRACTION) of the series a, b, c, d into `row`; for a fraction,
+       returns how many ideal replicates are at most 1, else 0. speedup.py's formulas, operation for
+       operation. */
+    C3_BODY ptrdiff_t c3_fill_row_body(int op, const double *__restrict a, const double *__restrict b,
+                                       const double *__restrict c, const double *__restrict d,
+                                       ptrdiff_t size, double *__restrict row) {
+        ptrdiff_t below = 0;
+        if (op == 0) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j];
+        } else if (op == 1) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j] / b[j];
+        } else if (op == 2) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j] / c3_np_maximum(b[j], c[j]);
+        } else {
+            for (ptrdiff_t j = 0; j < size; j++) {
+                double ideal = a[j] / c3_np_maximum(b[j], c[j]);
+                below += ideal <= 1.0;
+                row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0);
+            }
+        }
+        return below;
+    }
+
+    /* Whether every value is finite (v - v is 0 only for finite v) and whether any differs from the
+       first: the interval's two refusals, in one pass without branches. */
+    C3_BODY void c3_finite_spread_body(const double *__restrict row, ptrdiff_t size, int *finite, int *spread) {
+        int64_t bad = 0, differ = 0;
+        const double first = row[0];
+        for (ptrdiff_t j = 0; j < size; j++) {
+            bad |= (int64_t)(!(row[j] - row[j] == 0.0));
+            differ |= (int64_t)(row[j] != first);
+        }
+        *finite = bad == 0;
+        *spread = differ != 0;
+    }
+
+    /* Every value at or below t_low to `bottom`, at or above t_high to `top` (each with room for
+       `size` values), in row order; without branches: every value is written, the count advanced
+       or not. The AVX2 version compresses four values at a time (a lane permutation per mask). */
+    C3_BODY void c3_split_tails_body(const double *__restrict row, ptrdiff_t size, double t_low, double t_high,
+                                     double *__restrict bottom, ptrdiff_t *n_low, double *__restrict top,
+                                     ptrdiff_t *n_high) {
+        ptrdiff_t nl = 0, nh = 0;
+        for (ptrdiff_t j = 0; j < size; j++) {
+            double v = row[j];
+            bottom[nl] = v;
+            nl += v <= t_low;
+            top[nh] = v;
+            nh += v >= t_high;
+        }
+        *n_low = nl;
+        *n_high = nh;
+    }
+
+    static ptrdiff_t c3_fill_row_base(int op, const double *a, const double *b, const double *c, const double *d,
+                                      ptrdiff_t size, double *row) {
+        return c3_fill_row_body(op, a, b, c, d, size, row);
+    }
+    static void c3_finite_spread_base(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        c3_finite_spread_body(row, size, finite, spread);
+    }
+    static void c3_split_tails_base(const double *row, ptrdiff_t size, double t_low, double t_high,
+                                    double *bottom, ptrdiff_t *n_low, double *top, ptrdiff_t *n_high) {
+        c3_split_tails_body(row, size, t_low, t_high, bottom, n_low, top, n_high);
+    }
+
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #include <immintrin.h>
+    #define C3_AVX2 __attribute__((target("avx2,popcnt")))
+    static int c3_simd_supported = 0;   /* the CPU has AVX2 and POPCNT (c3_simd_init, at import) */
+    static int c3_simd_avx2 = 0;        /* the AVX2 bodies are in use */
+    /* c3_split_perm[m]: the 32-bit lanes that move the doubles selected by the 4-bit mask m to the front. */
+    static int32_t c3_split_perm[16][8];
+
+    static void c3_simd_init(void) {
+        for (int m = 0; m < 16; m++) {
+            int out = 0;
+            for (int k = 0; k < 4; k++)
+                if (m & (1 << k)) { c3_split_perm[m][2 * out] = 2 * k; c3_split_perm[m][2 * out + 1] = 2 * k + 1; out++; }
+            for (; out < 4; out++) { c3_split_perm[m][2 * out] = 0; c3_split_perm[m][2 * out + 1] = 1; }
+        }
+        __builtin_cpu_init();
+        c3_simd_supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+        c3_simd_avx2 = c3_simd_supported;
+    }
+
+    C3_AVX2 static ptrdiff_t c3_fill_row_avx2(int op, const double *a, const double *b, const double *c,
+                                              const double *d, ptrdiff_t size, double *row) {
+        return c3_fill_row_body(op, a, b, c, d, size, row);
+    }
+    C3_AVX2 static void c3_finite_spread_avx2(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        c3_finite_spread_body(row, size, finite, spread);
+    }
+    C3_AVX2 static void c3_split_tails_avx2(const double *__restrict row, ptrdiff_t size, double t_low,
+                                            double t_high, double *__restrict bottom, ptrdiff_t *n_low,
+                                            double *__restrict top, ptrdiff_t *n_high) {
+        const __m256d lo = _mm256_set1_pd(t_low), hi = _mm256_set1_pd(t_high);
+        ptrdiff_t nl = 0, nh = 0, j = 0;
+        /* nl, nh <= j: each store of four lands inside the first j + 4 <= size places. */
+        for (; j + 4 <= size; j += 4) {
+            __m256 v = _mm256_castpd_ps(_mm256_loadu_pd(row + j));
+            int ml = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_castps_pd(v), lo, _CMP_LE_OQ));
+            int mh = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_castps_pd(v), hi, _CMP_GE_OQ));
+            __m256i pl = _mm256_loadu_si256((const __m256i *)c3_split_perm[ml]);
+            __m256i ph = _mm256_loadu_si256((const __m256i *)c3_split_perm[mh]);
+            _mm256_storeu_pd(bottom + nl, _mm256_castps_pd(_mm256_permutevar8x32_ps(v, pl)));
+            _mm256_storeu_pd(top + nh, _mm256_castps_pd(_mm256_permutevar8x32_ps(v, ph)));
+            nl += __builtin_popcount((unsigned)ml);
+            nh += __builtin_popcount((unsigned)mh);
+        }
+        ptrdiff_t rl, rh;
+        c3_split_tails_body(row + j, size - j, t_low, t_high, bottom + nl, &rl, top + nh, &rh);
+        *n_low = nl + rl;
+        *n_high = nh + rh;
+    }
+    #define C3_PICK(name, ...) (c3_simd_avx2 ? name##_avx2(__VA_ARGS__) : name##_base(__VA_ARGS__))
+    #else
+    static int c3_simd_supported = 0, c3_simd_avx2 = 0;
+    static void c3_simd_init(void) {}
+    #define C3_PICK(name, ...) name##_base(__VA_ARGS__)
+    #endif
+
+    /* The passes as the kernels call them: the AVX2 body when in use, else the baseline one. */
+    static ptrdiff_t c3_fill_row(int op, const double *a, const double *b, const double *c, const double *d,
+                                 ptrdiff_t size, double *row) {
+        return C3_PICK(c3_fill_row, op, a, b, c, d, size, row);
+    }
+    static void c3_finite_spread(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        C3_PICK(c3_finite_spread, row, size, finite, spread);
+    }
+    static void c3_split_tails(const double *row, ptrdiff_t size, double t_low, double t_high,
+                               double *bottom, ptrdiff_t *n_low, double *top, ptrdiff_t *n_high) {
+        C3_PICK(c3_split_tails, row, size, t_low, t_high, bottom, n_low, top, n_high);
+    }
+    /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
+    static int c3_simd_use(int on) {
+        c3_simd_avx2 = on && c3_simd_supported;
+        return c3_simd_avx2;
+    }
     """
     ctypedef struct c3_pcg64:
         pass
@@ -233,6 +385,23 @@ cdef extern from *:
     void c3_tabled_draws(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
                          const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                          double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more) nogil
+    Py_ssize_t c3_fill_row(int op, const double *a, const double *b, const double *c, const double *d,
+                           Py_ssize_t size, double *row) nogil
+    void c3_finite_spread(const double *row, Py_ssize_t size, int *finite, int *spread) nogil
+    void c3_split_tails(const double *row, Py_ssize_t size, double t_low, double t_high, double *bottom,
+                        Py_ssize_t *n_low, double *top, Py_ssize_t *n_high) nogil
+    void c3_simd_init() nogil
+    int c3_simd_use(int on) nogil
+
+
+c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
+
+
+def use_avx2(bint on):
+    """Whether the interval rows' passes use their AVX2 bodies (when the CPU has AVX2) or the
+    baseline ones: the same numbers either way (for the tests, which compare both). Returns
+    whether the AVX2 bodies are in use after the call."""
+    return bool(c3_simd_use(on))
 
 
 def seed_sequence_words(uint32_t seed, uint32_t digest):
@@ -333,7 +502,7 @@ def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, doubl
 
 cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, double p_hi, Py_ssize_t lo,
                           Py_ssize_t hi, double *work, double *low, double *high, int64_t *bad) noexcept nogil:
-    """The interval of one row (the docstring of percentile_pairs), in one pass over it.
+    """The interval of one row (the docstring of percentile_pairs), in two passes over it.
 
     The interval's ranks sit in the tails (50 and 1950 of 2000), so rather than partition the whole
     row, every value at or below a low threshold goes to one buffer and every value at or above a
@@ -342,28 +511,22 @@ cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, doubl
     (and likewise from the top). The thresholds are order statistics of a strided sample, chosen so
     the buffers hold a few times the tails; if one falls short (an unlucky sample), the whole row
     is partitioned instead. ``work`` holds 2 * size + 2 values: the two buffers cannot overflow,
-    so they are filled without branches (every value written, the count advanced or not). The same
-    pass finds the extremes and counts NaNs (which compare as neither smaller nor larger)."""
-    cdef Py_ssize_t j, n_nan = 0, n_low = 0, n_high = 0
-    cdef double v, vmin = row[0], vmax = row[0], t_low, t_high
+    so they are filled without branches (c3_split_tails). A first, vectorized pass
+    (c3_finite_spread) finds the rows without an interval: a NaN or infinity, or no spread."""
+    cdef Py_ssize_t n_low = 0, n_high = 0
+    cdef double t_low, t_high
     cdef double *bottom = work
     cdef double *top = work + size + 1
-    if not _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high):
-        return _not_finite(row, size, bad)
-    for j in range(size):
-        v = row[j]
-        n_nan += v != v
-        vmin = v if v < vmin else vmin
-        vmax = v if v > vmax else vmax
-        bottom[n_low] = v
-        n_low += v <= t_low
-        top[n_high] = v
-        n_high += v >= t_high
-    if n_nan or not isfinite(vmin) or not isfinite(vmax):
+    cdef int finite, spread
+    c3_finite_spread(row, size, &finite, &spread)
+    if not finite:
         return _not_finite(row, size, bad)
     bad[0] = 0
-    if vmin == vmax:
+    if not spread:
         return ROW_NO_SPREAD
+    _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high)
+    c3_split_tails(row, size, t_low, t_high, bottom, &n_low, top, &n_high)
+    cdef Py_ssize_t j
     cdef double r_lo, r_lo1, r_hi, r_hi1
     if n_low < lo + 2 or n_high < size - hi:
         _whole_row_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
@@ -549,34 +712,6 @@ SAME, RATIO, IDEAL, FRACTION = ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION
 _ARITY = (1, 2, 3, 4)
 
 
-cdef inline double _np_maximum(double x, double y) noexcept nogil:
-    """np.maximum of two doubles: NaN if either is NaN."""
-    return x if (x >= y or x != x) else y
-
-
-cdef Py_ssize_t _fill_row(int8_t op, const double *a, const double *b, const double *c, const double *d,
-                          Py_ssize_t size, double *row) noexcept nogil:
-    """Row ``op`` of the series into ``row``; for a fraction, returns how many ideal replicates are
-    at most 1 (the estimate's 'unstable' veto), else 0."""
-    cdef Py_ssize_t j, below = 0
-    cdef double ideal
-    if op == ROW_SAME:
-        for j in range(size):
-            row[j] = a[j]
-    elif op == ROW_RATIO:
-        for j in range(size):
-            row[j] = a[j] / b[j]
-    elif op == ROW_IDEAL:
-        for j in range(size):
-            row[j] = a[j] / _np_maximum(b[j], c[j])
-    else:
-        for j in range(size):
-            ideal = a[j] / _np_maximum(b[j], c[j])
-            below += ideal <= 1.0
-            row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0)
-    return below
-
-
 def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] args, double p_lo, double p_hi,
                   double[::1] low, double[::1] high, int8_t[::1] status, int64_t[::1] bad, int64_t[::1] below,
                   list kept):
@@ -622,7 +757,7 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
             else:
                 p[k] = NULL
         with nogil:
-            below[i] = _fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
+            below[i] = c3_fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
         if kept[i] is not None:
             out = kept[i]
             if out.shape[0] != size:

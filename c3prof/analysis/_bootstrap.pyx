@@ -191,28 +191,46 @@ cdef extern from *:
        chains of 128-bit multiplies, which the CPU overlaps; the alias choice is branch-free (a
        mispredicted branch per draw cost more than the draw). */
     #define C3_LANES 4
+    /* Series i0 .. i0 + L - 1 (L a constant, so each lane's generator stays in registers); with
+       VALUES the drawn order statistics go to `values`, else the ranks to `ranks`. */
+    template <int L, bool VALUES>
+    static inline void c3_tabled_lanes(const double *xs, ptrdiff_t n, ptrdiff_t i0, ptrdiff_t reps, uint32_t seed,
+                                       const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                       double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        const double dn = (double)n;
+        c3_pcg64 g[L];
+        for (int l = 0; l < L; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
+        for (ptrdiff_t b = 0; b < reps; b++) {
+            for (int l = 0; l < L; l++) {
+                double scaled = c3_pcg64_double(&g[l]) * dn;
+                ptrdiff_t cell = (ptrdiff_t)scaled;
+                ptrdiff_t other = alias[cell];
+                ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
+                ptrdiff_t at = (i0 + l) * reps + b;
+                if (VALUES) values[at] = xs[(i0 + l) * n + j];
+                else ranks[at] = j;
+            }
+        }
+        for (int l = 0; l < L; l++)
+            for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
+    }
+
+    template <bool VALUES>
+    static void c3_tabled_rows(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                               const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                               double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        ptrdiff_t i0 = 0;
+        for (; i0 + C3_LANES <= rows; i0 += C3_LANES)
+            c3_tabled_lanes<C3_LANES, VALUES>(xs, n, i0, reps, seed, digests, keep, alias, values, ranks, extra, more);
+        for (; i0 < rows; i0++)
+            c3_tabled_lanes<1, VALUES>(xs, n, i0, reps, seed, digests, keep, alias, values, ranks, extra, more);
+    }
+
     static void c3_tabled_draws(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
                                 const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
                                 double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
-        const double dn = (double)n;
-        for (ptrdiff_t i0 = 0; i0 < rows; i0 += C3_LANES) {
-            int m = rows - i0 < C3_LANES ? (int)(rows - i0) : C3_LANES;
-            c3_pcg64 g[C3_LANES];
-            for (int l = 0; l < m; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
-            for (ptrdiff_t b = 0; b < reps; b++) {
-                for (int l = 0; l < m; l++) {
-                    double scaled = c3_pcg64_double(&g[l]) * dn;
-                    ptrdiff_t cell = (ptrdiff_t)scaled;
-                    ptrdiff_t other = alias[cell];
-                    ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
-                    ptrdiff_t at = (i0 + l) * reps + b;
-                    if (values) values[at] = xs[(i0 + l) * n + j];
-                    else ranks[at] = j;
-                }
-            }
-            for (int l = 0; l < m; l++)
-                for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
-        }
+        if (values) c3_tabled_rows<true>(xs, n, rows, reps, seed, digests, keep, alias, values, ranks, extra, more);
+        else c3_tabled_rows<false>(xs, n, rows, reps, seed, digests, keep, alias, values, ranks, extra, more);
     }
 
     /* The interval rows' passes over B values. Each body is compiled twice where GCC targets x86-64

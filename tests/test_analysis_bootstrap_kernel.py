@@ -304,3 +304,37 @@ def test_row_intervals_refuses_what_it_cannot_serve(monkeypatch):
     assert not stats.row_intervals_apply(2000, 0.95)
     with pytest.raises(ValueError):
         stats.row_intervals(series, [stats.ROW_SAME], [(0, 0, 0, 0)], [None], 0.95)
+
+
+def _select_cases() -> list[np.ndarray]:
+    """SYNTHETIC arrays for the interval's selection: random, few distinct values, sorted either way,
+    organ pipe, all equal, signed zeros, and a median-of-3 killer order (it must still end right)."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    killer = np.empty(n)
+    half = n // 2
+    for i in range(half):  # Musser's median-of-3 killer sequence
+        killer[i] = 2 * i + 1 if i % 2 == 0 else half + i + (half % 2)
+        killer[half + i] = 2 * (i + 1)
+    cases = [rng.random(n), np.round(rng.random(n), 1), np.sort(rng.random(n)), np.sort(rng.random(n))[::-1],
+             np.concatenate([np.arange(half), np.arange(half)[::-1]]).astype(float), np.full(n, 2.5),
+             np.where(rng.random(n) < 0.5, -0.0, 0.0), killer, rng.random(17), rng.random(3), np.array([4.0])]
+    return [np.ascontiguousarray(c, dtype=float) for c in cases]
+
+
+@pytest.mark.parametrize("case", range(len(_select_cases())))
+def test_select_places_the_kth_smallest_as_np_partition(case):
+    values = _select_cases()[case]
+    for k in sorted({0, 1, values.size // 40, values.size // 2, values.size - 2, values.size - 1} - {-1}):
+        if not 0 <= k < values.size:
+            continue
+        got = values.copy()
+        _bootstrap.select(got, k)
+        want = np.partition(values, k)[k]
+        assert got[k] == want   # -0.0 == 0.0: which zero lands there cannot change an interval (see below)
+        assert np.all(got[:k] <= got[k]) and np.all(got[k + 1:] >= got[k])
+        assert np.array_equal(np.sort(got), np.sort(values))   # a permutation, nothing lost
+    with pytest.raises(ValueError):
+        _bootstrap.select(values.copy(), values.size)
+    # The interval interpolates r_lo + f * (r_lo1 - r_lo): with both ranks zeros of either sign that is
+    # +0.0 + 0.0 or -0.0 + 0.0, both +0.0, so the sign of the zero selected never reaches the report.

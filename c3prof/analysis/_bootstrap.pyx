@@ -24,12 +24,12 @@ Built with ``-ffp-contract=off``: a fused multiply-add would round differently f
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
 from libc.math cimport isfinite
-from libcpp.algorithm cimport nth_element
 from libcpp.vector cimport vector
 
 cdef extern from *:
     """
     #include <stdint.h>
+    #include <algorithm>
     typedef unsigned __int128 c3_u128;
     typedef struct { c3_u128 state; c3_u128 inc; } c3_pcg64;
 
@@ -379,6 +379,47 @@ cdef extern from *:
                                double *bottom, ptrdiff_t *n_low, double *top, ptrdiff_t *n_high) {
         C3_PICK(c3_split_tails, row, size, t_low, t_high, bottom, n_low, top, n_high);
     }
+    /* nth_element's contract for a[0..n) of finite doubles: a[k] is the k-th smallest, none before it
+       larger, none after it smaller. A quickselect whose partitions move values without branches
+       (a mispredicted branch per value made std::nth_element the costliest step of an interval):
+       values below the pivot to the front, then those equal to it (ties are common: a median's
+       replicates take few distinct values). After 64 rounds (an adversarial order) it hands the
+       rest to std::nth_element. */
+    static void c3_select(double *a, ptrdiff_t n, ptrdiff_t k) {
+        ptrdiff_t lo = 0, hi = n;   /* rank k lies in a[lo..hi); before lo nothing larger, from hi nothing smaller */
+        for (int round = 0; hi - lo > 16; round++) {
+            if (round == 64) {
+                std::nth_element(a + lo, a + k, a + hi);
+                return;
+            }
+            double x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+            double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));  /* median of 3 */
+            ptrdiff_t i = lo;
+            for (ptrdiff_t j = lo; j < hi; j++) {   /* a[lo..i) < p <= a[i..j) */
+                double v = a[j];
+                a[j] = a[i];
+                a[i] = v;
+                i += v < p;
+            }
+            if (k < i) { hi = i; continue; }        /* p itself is not below p: i < hi */
+            ptrdiff_t e = i;
+            for (ptrdiff_t j = i; j < hi; j++) {    /* a[i..e) == p < a[e..j) */
+                double v = a[j];
+                a[j] = a[e];
+                a[e] = v;
+                e += v == p;
+            }
+            if (k < e) return;                      /* rank k is p */
+            lo = e;                                 /* p occurs at least once: e > i >= lo */
+        }
+        for (ptrdiff_t j = lo + 1; j < hi; j++) {   /* the last few: insertion sort */
+            double v = a[j];
+            ptrdiff_t t = j;
+            while (t > lo && a[t - 1] > v) { a[t] = a[t - 1]; t--; }
+            a[t] = v;
+        }
+    }
+
     /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
     static int c3_simd_use(int on) {
         c3_simd_avx2 = on && c3_simd_supported;
@@ -409,10 +450,20 @@ cdef extern from *:
     void c3_split_tails(const double *row, Py_ssize_t size, double t_low, double t_high, double *bottom,
                         Py_ssize_t *n_low, double *top, Py_ssize_t *n_high) nogil
     void c3_simd_init() nogil
+    void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
     int c3_simd_use(int on) nogil
 
 
 c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
+
+
+def select(double[::1] values, Py_ssize_t k):
+    """Place the k-th smallest of ``values`` (finite) at ``values[k]``, none larger before it and none
+    smaller after it (np.partition's contract), in place: the selection the intervals use (for the tests)."""
+    if not 0 <= k < values.shape[0]:
+        raise ValueError("select: k outside the array")
+    with nogil:
+        c3_select(&values[0], values.shape[0], k)
 
 
 def use_avx2(bint on):
@@ -549,12 +600,12 @@ cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, doubl
     if n_low < lo + 2 or n_high < size - hi:
         _whole_row_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
     else:
-        nth_element(bottom, bottom + lo, bottom + n_low)
+        c3_select(bottom, n_low, lo)
         r_lo = bottom[lo]
-        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
+        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what c3_select left above rank lo
         # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
         j = hi - (size - n_high)
-        nth_element(top, top + j, top + n_high)
+        c3_select(top, n_high, j)
         r_hi = top[j]
         r_hi1 = _smallest(top + j + 1, n_high - j - 1)
     # stats._linear_quantiles_rows: ranks[lo] + (p - lo) * (ranks[lo + 1] - ranks[lo])
@@ -586,9 +637,9 @@ cdef bint _sample_thresholds(const double *row, Py_ssize_t size, Py_ssize_t need
         j += step
     cdef Py_ssize_t k_low = min(n_sample - 1, (2 * need_low * n_sample) // size + 2)
     cdef Py_ssize_t k_high = max(<Py_ssize_t>0, n_sample - 1 - ((2 * need_high * n_sample) // size + 2))
-    nth_element(sample, sample + k_low, sample + n_sample)
+    c3_select(sample, n_sample, k_low)
     t_low[0] = sample[k_low]
-    nth_element(sample, sample + k_high, sample + n_sample)
+    c3_select(sample, n_sample, k_high)
     t_high[0] = sample[k_high]
     return True
 
@@ -598,9 +649,9 @@ cdef void _whole_row_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py
     cdef Py_ssize_t j
     for j in range(size):
         work[j] = row[j]
-    nth_element(work, work + lo, work + size)
+    c3_select(work, size, lo)
     r_lo[0] = work[lo]
-    nth_element(work + lo + 1, work + hi, work + size)
+    c3_select(work + lo + 1, size - lo - 1, hi - lo - 1)
     r_hi[0] = work[hi]
     r_lo1[0] = _smallest(work + lo + 1, hi - lo)    # ranks lo + 1 .. hi - 1 lie there, hi above
     r_hi1[0] = _smallest(work + hi + 1, size - hi - 1)

@@ -338,3 +338,30 @@ def test_select_places_the_kth_smallest_as_np_partition(case):
         _bootstrap.select(values.copy(), values.size)
     # The interval interpolates r_lo + f * (r_lo1 - r_lo): with both ranks zeros of either sign that is
     # +0.0 + 0.0 or -0.0 + 0.0, both +0.0, so the sign of the zero selected never reaches the report.
+
+
+def test_threads_give_the_numbers_of_one_thread():
+    """estimate_rows and the tabled draws share rows and series over threads: any count, the same bits."""
+    series = _replicate_series(2000)
+    cases = [(k, (i, j, (i + 1) % 4, 3)) for k in range(4) for i in range(len(series)) for j in range(4)] * 12
+    kinds, args = [k for k, _ in cases], [a for _, a in cases]
+    xs_odd = np.sort(np.random.default_rng(5).random((70, 25)), axis=1)
+    keys = [("t", i) for i in range(70)]
+
+    def run(threads: int):
+        _bootstrap.set_threads(threads)
+        try:
+            kept = [np.empty(2000, dtype=np.float32) for _ in cases]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cis, below = stats.row_intervals(series, kinds, args, kept, 0.95)
+            odd = stats.keyed_bootstrap_medians(xs_odd, 11, keys, 2000)
+            even = stats.keyed_bootstrap_medians(xs_odd[:, :24].copy(), 11, keys, 2000)
+        finally:
+            _bootstrap.set_threads(stats.KERNEL_THREADS)
+        return json.dumps([[c.low, c.high, c.reason] for c in cis]), below, np.stack(kept), odd, even
+
+    one, many = run(1), run(3)
+    assert len(cases) >= 3 * 256   # enough rows for three threads (_ROWS_PER_THREAD)
+    assert one[0] == many[0] and one[1] == many[1]
+    for a, b in zip(one[2:], many[2:]):
+        assert np.array_equal(a, b, equal_nan=True)

@@ -24,12 +24,16 @@ Built with ``-ffp-contract=off``: a fused multiply-add would round differently f
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
 from libc.math cimport isfinite
+from libc.stdlib cimport free, malloc
 from libcpp.vector cimport vector
 
 cdef extern from *:
     """
     #include <stdint.h>
     #include <algorithm>
+    #include <thread>
+    #include <utility>
+    #include <vector>
     typedef unsigned __int128 c3_u128;
     typedef struct { c3_u128 state; c3_u128 inc; } c3_pcg64;
 
@@ -420,6 +424,47 @@ cdef extern from *:
         }
     }
 
+    /* fn(ctx, lo, hi) over 0..n in `threads` contiguous chunks, all but the first on their own
+       threads (joined before returning). The chunks write disjoint outputs, so the result is the
+       one a single thread gives. A thread that cannot be started leaves its chunk to this one. */
+    typedef void (*c3_chunk_fn)(void *ctx, ptrdiff_t lo, ptrdiff_t hi);
+    static void c3_run_chunks(c3_chunk_fn fn, void *ctx, ptrdiff_t n, int threads) {
+        if (threads < 2 || n < 2) { fn(ctx, 0, n); return; }
+        ptrdiff_t chunk = (n + threads - 1) / threads;
+        std::vector<std::thread> started;
+        std::vector<std::pair<ptrdiff_t, ptrdiff_t>> here;
+        here.push_back(std::make_pair((ptrdiff_t)0, std::min(n, chunk)));
+        for (int t = 1; t < threads && t * chunk < n; t++) {
+            ptrdiff_t lo = t * chunk, hi = std::min(n, lo + chunk);
+            try {
+                started.emplace_back(fn, ctx, lo, hi);
+            } catch (...) {
+                here.push_back(std::make_pair(lo, hi));
+            }
+        }
+        for (auto &range : here) fn(ctx, range.first, range.second);
+        for (auto &t : started) t.join();
+    }
+
+    /* c3_tabled_draws with its series shared by `threads` threads (each series has its own
+       generator and outputs: the same draws as one thread makes). */
+    struct c3_draws_job {
+        const double *xs; ptrdiff_t n, reps; uint32_t seed; const uint32_t *digests; const double *keep;
+        const ptrdiff_t *alias; double *values; ptrdiff_t *ranks; ptrdiff_t extra; double *more;
+    };
+    static void c3_draws_chunk(void *ctx, ptrdiff_t lo, ptrdiff_t hi) {
+        const c3_draws_job *j = (const c3_draws_job *)ctx;
+        c3_tabled_draws(j->xs ? j->xs + lo * j->n : NULL, j->n, hi - lo, j->reps, j->seed, j->digests + lo,
+                        j->keep, j->alias, j->values ? j->values + lo * j->reps : NULL,
+                        j->ranks ? j->ranks + lo * j->reps : NULL, j->extra, j->more ? j->more + lo * j->extra : NULL);
+    }
+    static void c3_tabled_draws_threads(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                                        const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                        double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more, int threads) {
+        c3_draws_job job = {xs, n, reps, seed, digests, keep, alias, values, ranks, extra, more};
+        c3_run_chunks(c3_draws_chunk, &job, rows, threads);
+    }
+
     /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
     static int c3_simd_use(int on) {
         c3_simd_avx2 = on && c3_simd_supported;
@@ -450,6 +495,11 @@ cdef extern from *:
     void c3_split_tails(const double *row, Py_ssize_t size, double t_low, double t_high, double *bottom,
                         Py_ssize_t *n_low, double *top, Py_ssize_t *n_high) nogil
     void c3_simd_init() nogil
+    ctypedef void (*c3_chunk_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    void c3_run_chunks(c3_chunk_fn fn, void *ctx, Py_ssize_t n, int threads) nogil
+    void c3_tabled_draws_threads(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
+                                 const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
+                                 double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
     void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
     int c3_simd_use(int on) nogil
 
@@ -494,6 +544,27 @@ def keyed_uniforms(uint32_t seed, const uint32_t[::1] digests, double[:, ::1] ou
                 out[i, b] = c3_pcg64_double(&rng)
 
 
+# Threads the kernels share their work with (set_threads): their series and rows are independent,
+# each written to its own outputs, so any number gives the same numbers.
+cdef int _threads = 1
+# Less work than this per thread is not worth starting one (a thread costs tens of microseconds):
+# rows of estimate_rows, series of the tabled draws (2000 draws each, about 5 us).
+cdef Py_ssize_t _ROWS_PER_THREAD = 256
+cdef Py_ssize_t _SERIES_PER_THREAD = 16
+
+
+def set_threads(int n):
+    """How many threads the kernels may use (at least 1): the same numbers for any."""
+    global _threads
+    _threads = max(1, n)
+
+
+cdef int _threads_for(Py_ssize_t items, Py_ssize_t per_thread) noexcept:
+    return <int>max(1, min(<Py_ssize_t>_threads, items // per_thread))
+
+
+
+
 def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::1] digests,
                        const double[::1] keep, const Py_ssize_t[::1] alias, double[:, ::1] out):
     """stats.tabled_medians_from_uniforms for odd n, each row's uniforms from its keyed generator:
@@ -502,9 +573,10 @@ def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::
     _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], out.shape[0])
     if rows == 0 or out.shape[1] == 0:
         return
+    cdef int threads = _threads_for(rows, _SERIES_PER_THREAD)
     with nogil:
-        c3_tabled_draws(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
-                        &out[0, 0], NULL, 0, NULL)
+        c3_tabled_draws_threads(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
+                                &out[0, 0], NULL, 0, NULL, threads)
 
 
 def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const double[::1] keep,
@@ -518,9 +590,10 @@ def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const
         raise ValueError("tabled_ranks: u2 must be (S, 2, B)")
     if rows == 0 or reps == 0:
         return
+    cdef int threads = _threads_for(rows, _SERIES_PER_THREAD)
     with nogil:
-        c3_tabled_draws(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
-                        2 * reps, &u2[0, 0, 0])
+        c3_tabled_draws_threads(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
+                                2 * reps, &u2[0, 0, 0], threads)
 
 
 cdef _check_shapes(Py_ssize_t rows, Py_ssize_t n, Py_ssize_t n_digests, Py_ssize_t n_keep,
@@ -781,6 +854,42 @@ SAME, RATIO, IDEAL, FRACTION = ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION
 _ARITY = (1, 2, 3, 4)
 
 
+cdef struct RowsJob:
+    const int8_t *ops
+    const double **parts      # 4 per row: the row's series (NULL where its kind takes fewer)
+    float **kept              # per row: where its values go as float32, or NULL
+    Py_ssize_t size
+    double p_lo
+    double p_hi
+    double *low
+    double *high
+    int8_t *status
+    int64_t *bad
+    int64_t *below
+    bint failed               # a chunk could not get its scratch memory
+
+
+cdef void _rows_chunk(void *ctx, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """Rows first..last-1 of a RowsJob, with this chunk's own scratch (one row, the tail buffers)."""
+    cdef RowsJob *job = <RowsJob *>ctx
+    cdef Py_ssize_t i, k, size = job.size
+    cdef Py_ssize_t lo = <Py_ssize_t>job.p_lo, hi = <Py_ssize_t>job.p_hi
+    cdef double *row = <double *>malloc((3 * size + 2) * sizeof(double))
+    cdef const double **p
+    if row == NULL:
+        job.failed = True
+        return
+    for i in range(first, last):
+        p = job.parts + 4 * i
+        job.below[i] = c3_fill_row(job.ops[i], p[0], p[1], p[2], p[3], size, row)
+        if job.kept[i] != NULL:
+            for k in range(size):
+                job.kept[i][k] = <float>row[k]
+        job.status[i] = _row_interval(row, size, job.p_lo, job.p_hi, lo, hi, row + size, &job.low[i],
+                                      &job.high[i], &job.bad[i])
+    free(row)
+
+
 def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] args, double p_lo, double p_hi,
                   double[::1] low, double[::1] high, int8_t[::1] status, int64_t[::1] bad, int64_t[::1] below,
                   list kept):
@@ -789,14 +898,16 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
     ``series``: replicate arrays (1-D float64, one length B); estimate i is row ``ops[i]`` of
     ``series[args[i, 0..3]]`` (unused columns ignored). Intervals as percentile_pairs (its
     positions and outputs); ``below[i]``: ideal replicates at most 1 (fractions). ``kept[i]``: a
-    float32 array of B to receive the row (``reps.astype(np.float32)``), or None."""
+    float32 array of B to receive the row (``reps.astype(np.float32)``), or None. Everything is
+    checked before any row is computed; the rows are then shared by up to set_threads() threads."""
     cdef Py_ssize_t i, k, n = ops.shape[0], size = -1
     cdef Py_ssize_t lo = <Py_ssize_t>p_lo, hi = <Py_ssize_t>p_hi
     cdef vector[const double *] data
+    cdef vector[const double *] parts
+    cdef vector[float *] kept_at
     cdef const double[::1] view
     cdef float[::1] out
-    cdef vector[double] row, work
-    cdef const double *p[4]
+    cdef RowsJob job
     if not (args.shape[0] == low.shape[0] == high.shape[0] == status.shape[0] == bad.shape[0] == below.shape[0]
             == len(kept) == n) or args.shape[1] != 4:
         raise ValueError("estimate_rows: one row of args and one output per estimate")
@@ -813,8 +924,8 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
         return
     if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
         raise ValueError("estimate_rows: positions outside the fast case")
-    row.resize(size)
-    work.resize(2 * size + 2)
+    parts.resize(4 * n)
+    kept_at.resize(n)
     for i in range(n):
         if not 0 <= ops[i] <= ROW_FRACTION:
             raise ValueError(f"estimate_rows: unknown row kind {ops[i]}")
@@ -822,17 +933,20 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
             if k < _ARITY[ops[i]]:
                 if not 0 <= args[i, k] < <Py_ssize_t>data.size():
                     raise ValueError("estimate_rows: series index out of range")
-                p[k] = data[args[i, k]]
+                parts[4 * i + k] = data[args[i, k]]
             else:
-                p[k] = NULL
-        with nogil:
-            below[i] = c3_fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
+                parts[4 * i + k] = NULL
+        kept_at[i] = NULL
         if kept[i] is not None:
             out = kept[i]
             if out.shape[0] != size:
                 raise ValueError("estimate_rows: a kept array must hold B values")
-            with nogil:
-                for k in range(size):
-                    out[k] = <float>row[k]
-        with nogil:
-            status[i] = _row_interval(row.data(), size, p_lo, p_hi, lo, hi, work.data(), &low[i], &high[i], &bad[i])
+            views.append(out)
+            kept_at[i] = &out[0]
+    job = RowsJob(ops=&ops[0], parts=parts.data(), kept=kept_at.data(), size=size, p_lo=p_lo, p_hi=p_hi,
+                  low=&low[0], high=&high[0], status=&status[0], bad=&bad[0], below=&below[0], failed=False)
+    cdef int threads = _threads_for(n, _ROWS_PER_THREAD)
+    with nogil:
+        c3_run_chunks(_rows_chunk, &job, n, threads)
+    if job.failed:
+        raise MemoryError("estimate_rows: no memory for a row's scratch")

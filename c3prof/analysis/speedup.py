@@ -48,7 +48,7 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   fast_median, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
+                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
                                    ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME, round_resampled_medians, rng_for,
                                    row_intervals, row_intervals_apply, sorted_median)
 
@@ -589,8 +589,9 @@ def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetr
         return _analyze_scenarios(group, bank, by_scenario, names)
     if not forked.can_fork():
         raise ValueError("analysing in several processes needs the fork start method (not available here)")
-    return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
-                               _pack_metrics, lambda packed: _unpack_metrics(group, packed))
+    with kernel_threads_shared(jobs):
+        return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
+                                   _pack_metrics, lambda packed: _unpack_metrics(group, packed))
 
 
 def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, list[MergedRun]],

@@ -207,11 +207,16 @@ def _summary_inputs(s: int, b: int, seed: int):
 
 @pytest.mark.parametrize("s,b", [(1, 50), (2, 3), (15, 2000), (300, 400)])
 @pytest.mark.parametrize("with_include", [True, False])
-def test_hierarchical_mean_ci_kernel_equals_numpy(s, b, with_include, monkeypatch):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_hierarchical_mean_ci_kernel_equals_numpy(s, b, with_include, threads, monkeypatch):
     reps, include = _summary_inputs(s, b, s * b)
     include = include if with_include else None
     gen_k, gen_n = _mid_stream_generator(s), _mid_stream_generator(s)
-    got = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_k, 0.95, include=include)
+    _bootstrap.set_threads(threads)   # 3: replicates shared over threads where there are 128 or more
+    try:
+        got = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_k, 0.95, include=include)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
     monkeypatch.setattr(stats, "_bootstrap", None)
     want = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_n, 0.95, include=include)
     assert json.dumps([got[0], got[1].as_list(), got[1].reason]) == json.dumps([want[0], want[1].as_list(), want[1].reason])

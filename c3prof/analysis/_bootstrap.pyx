@@ -30,6 +30,7 @@ from libcpp.vector cimport vector
 cdef extern from *:
     """
     #include <stdint.h>
+    #include <stdlib.h>
     #include <algorithm>
     #include <thread>
     #include <utility>
@@ -446,6 +447,48 @@ cdef extern from *:
         for (auto &t : started) t.join();
     }
 
+    /* c3_hierarchical_sums in two stages: the generators' draws for every replicate first (in
+       their order: all the units, then all the replicates), as flat indices into reps; then the
+       gathers and sums, replicates shared by `threads` threads (each replicate's sum alone, in the
+       same order: the same bits). The gathers miss the cache (the block is tens of MB), so two
+       threads have twice the loads in flight. `at` holds S x B indices. */
+    struct c3_sums_job {
+        const float *reps; const uint8_t *included; ptrdiff_t S, B; const uint32_t *at; double *sums;
+        int64_t *counts; int failed;
+    };
+    static void c3_sums_chunk(void *ctx, ptrdiff_t lo, ptrdiff_t hi) {
+        c3_sums_job *j = (c3_sums_job *)ctx;
+        double *row = (double *)malloc(j->S * sizeof(double));
+        if (!row) { j->failed = 1; return; }
+        for (ptrdiff_t b = lo; b < hi; b++) {
+            const uint32_t *at = j->at + b * j->S;
+            for (ptrdiff_t s = 0; s < j->S; s++) {
+                __builtin_prefetch(j->reps + at[s]);
+                if (j->included) __builtin_prefetch(j->included + at[s]);
+            }
+            int64_t n_in = 0;
+            for (ptrdiff_t s = 0; s < j->S; s++) {
+                int keep = j->included ? j->included[at[s]] != 0 : 1;
+                row[s] = keep ? (double)j->reps[at[s]] : 0.0;
+                n_in += keep;
+            }
+            j->sums[b] = 0.0 + c3_pairwise_sum(row, j->S);
+            j->counts[b] = n_in;
+        }
+        free(row);
+    }
+    static int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, ptrdiff_t S, ptrdiff_t B,
+                                            c3_bitgen *gen, double *sums, int64_t *counts, uint32_t *at,
+                                            int threads) {
+        for (ptrdiff_t i = 0; i < S * B; i++)              /* units: integers(0, S, (B, S)) */
+            at[i] = (uint32_t)c3_bounded(gen, (uint32_t)(S - 1)) * (uint32_t)B;
+        for (ptrdiff_t i = 0; i < S * B; i++)              /* then draws: integers(0, B, (B, S)) */
+            at[i] += (uint32_t)c3_bounded(gen, (uint32_t)(B - 1));
+        c3_sums_job job = {reps, included, S, B, at, sums, counts, 0};
+        c3_run_chunks(c3_sums_chunk, &job, B, threads);
+        return !job.failed;
+    }
+
     /* c3_tabled_draws with its series shared by `threads` threads (each series has its own
        generator and outputs: the same draws as one thread makes). */
     struct c3_draws_job {
@@ -497,6 +540,8 @@ cdef extern from *:
     void c3_simd_init() nogil
     ctypedef void (*c3_chunk_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     void c3_run_chunks(c3_chunk_fn fn, void *ctx, Py_ssize_t n, int threads) nogil
+    int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, Py_ssize_t S, Py_ssize_t B,
+                                     c3_bitgen *gen, double *sums, int64_t *counts, uint32_t *at, int threads) nogil
     void c3_tabled_draws_threads(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
                                  const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                                  double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
@@ -551,6 +596,7 @@ cdef int _threads = 1
 # rows of estimate_rows, series of the tabled draws (2000 draws each, about 5 us).
 cdef Py_ssize_t _ROWS_PER_THREAD = 256
 cdef Py_ssize_t _SERIES_PER_THREAD = 16
+cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
 
 
 def set_threads(int n):
@@ -802,10 +848,20 @@ def hierarchical_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, 
     cdef c3_bitgen draws = units
     cdef Py_ssize_t i
     cdef vector[double] row
-    row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
+    cdef vector[uint32_t] at
     cdef const uint8_t *keep = NULL
+    cdef int threads = _threads_for(n_reps, _REPLICATES_PER_THREAD)
     if included is not None:
         keep = &included[0, 0]
+    if threads > 1 and n_units * n_reps < (<Py_ssize_t>1 << 32):   # flat indices fit in 32 bits
+        at.resize(n_units * n_reps)
+        with nogil:
+            ok = c3_hierarchical_sums_threads(&reps[0, 0], keep, n_units, n_reps, &units, &sums[0], &counts[0],
+                                              at.data(), threads)
+        if not ok:
+            raise MemoryError("hierarchical_sums: no memory for a thread's scratch")
+        return _bitgen_state(&units)
+    row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
     with nogil:
         for i in range(n_units * n_reps):  # the draws' stream starts where all the units' ends
             c3_bounded(&draws, <uint32_t>(n_units - 1))

@@ -451,7 +451,8 @@ cdef extern from *:
        their order: all the units, then all the replicates), as flat indices into reps; then the
        gathers and sums, replicates shared by `threads` threads (each replicate's sum alone, in the
        same order: the same bits). The gathers miss the cache (the block is tens of MB), so two
-       threads have twice the loads in flight. `at` holds S x B indices. */
+       threads have twice the loads in flight. Returns 0 when memory for the S x B indices or a
+       thread's scratch could not be had. */
     struct c3_sums_job {
         const float *reps; const uint8_t *included; ptrdiff_t S, B; const uint32_t *at; double *sums;
         int64_t *counts; int failed;
@@ -478,14 +479,16 @@ cdef extern from *:
         free(row);
     }
     static int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, ptrdiff_t S, ptrdiff_t B,
-                                            c3_bitgen *gen, double *sums, int64_t *counts, uint32_t *at,
-                                            int threads) {
+                                            c3_bitgen *gen, double *sums, int64_t *counts, int threads) {
+        uint32_t *at = (uint32_t *)malloc((size_t)(S * B) * sizeof(uint32_t));   /* filled below: no zeroing */
+        if (!at) return 0;
         for (ptrdiff_t i = 0; i < S * B; i++)              /* units: integers(0, S, (B, S)) */
             at[i] = (uint32_t)c3_bounded(gen, (uint32_t)(S - 1)) * (uint32_t)B;
         for (ptrdiff_t i = 0; i < S * B; i++)              /* then draws: integers(0, B, (B, S)) */
             at[i] += (uint32_t)c3_bounded(gen, (uint32_t)(B - 1));
         c3_sums_job job = {reps, included, S, B, at, sums, counts, 0};
         c3_run_chunks(c3_sums_chunk, &job, B, threads);
+        free(at);
         return !job.failed;
     }
 
@@ -541,7 +544,7 @@ cdef extern from *:
     ctypedef void (*c3_chunk_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
     void c3_run_chunks(c3_chunk_fn fn, void *ctx, Py_ssize_t n, int threads) nogil
     int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, Py_ssize_t S, Py_ssize_t B,
-                                     c3_bitgen *gen, double *sums, int64_t *counts, uint32_t *at, int threads) nogil
+                                     c3_bitgen *gen, double *sums, int64_t *counts, int threads) nogil
     void c3_tabled_draws_threads(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
                                  const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                                  double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
@@ -848,18 +851,16 @@ def hierarchical_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, 
     cdef c3_bitgen draws = units
     cdef Py_ssize_t i
     cdef vector[double] row
-    cdef vector[uint32_t] at
     cdef const uint8_t *keep = NULL
-    cdef int threads = _threads_for(n_reps, _REPLICATES_PER_THREAD)
+    cdef int threads = _threads_for(n_reps, _REPLICATES_PER_THREAD), ok
     if included is not None:
         keep = &included[0, 0]
     if threads > 1 and n_units * n_reps < (<Py_ssize_t>1 << 32):   # flat indices fit in 32 bits
-        at.resize(n_units * n_reps)
         with nogil:
             ok = c3_hierarchical_sums_threads(&reps[0, 0], keep, n_units, n_reps, &units, &sums[0], &counts[0],
-                                              at.data(), threads)
+                                              threads)
         if not ok:
-            raise MemoryError("hierarchical_sums: no memory for a thread's scratch")
+            raise MemoryError("hierarchical_sums: no memory for the draws' indices or a thread's scratch")
         return _bitgen_state(&units)
     row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
     with nogil:

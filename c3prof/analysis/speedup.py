@@ -48,9 +48,9 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
-                                   ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME, round_resampled_medians, rng_for,
-                                   row_intervals, row_intervals_apply, sorted_median)
+                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, percentile_ci,
+                                   percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME,
+                                   round_resampled_medians, rng_for, row_intervals, row_intervals_apply, sorted_median)
 
 
 @dataclass(frozen=True)

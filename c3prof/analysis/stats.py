@@ -83,6 +83,7 @@ def kernel_threads_shared(processes: int) -> Iterator[None]:
     finally:
         _bootstrap.set_threads(KERNEL_THREADS)
 
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 2412_14335  # the paper's arXiv number: any fixed value makes reports reproducible

@@ -32,6 +32,7 @@ cdef extern from *:
     #include <stdint.h>
     #include <stdlib.h>
     #include <algorithm>
+    #include <atomic>
     #include <thread>
     #include <utility>
     #include <vector>
@@ -425,25 +426,37 @@ cdef extern from *:
         }
     }
 
-    /* fn(ctx, lo, hi) over 0..n in `threads` contiguous chunks, all but the first on their own
-       threads (joined before returning). The chunks write disjoint outputs, so the result is the
-       one a single thread gives. A thread that cannot be started leaves its chunk to this one. */
+    /* fn(ctx, lo, hi) over 0..n, in chunks that `threads` threads (this one and threads - 1 started
+       here, joined before returning) take in turn until none is left. On a machine whose other
+       core is busy, a thread that is not scheduled takes few chunks and this one does the rest,
+       instead of waiting for a fixed half. The chunks write disjoint outputs, so the result is the
+       one a single thread gives. A thread that cannot be started leaves its share to the others. */
     typedef void (*c3_chunk_fn)(void *ctx, ptrdiff_t lo, ptrdiff_t hi);
+    struct c3_chunks {
+        c3_chunk_fn fn; void *ctx; ptrdiff_t n, grain; std::atomic<ptrdiff_t> next;
+    };
+    static void c3_take_chunks(c3_chunks *c) {
+        for (;;) {
+            ptrdiff_t lo = c->next.fetch_add(c->grain);
+            if (lo >= c->n) return;
+            c->fn(c->ctx, lo, std::min(c->n, lo + c->grain));
+        }
+    }
     static void c3_run_chunks(c3_chunk_fn fn, void *ctx, ptrdiff_t n, int threads) {
         if (threads < 2 || n < 2) { fn(ctx, 0, n); return; }
-        ptrdiff_t chunk = (n + threads - 1) / threads;
+        c3_chunks chunks;
+        chunks.fn = fn; chunks.ctx = ctx; chunks.n = n;
+        chunks.grain = std::max((ptrdiff_t)1, n / ((ptrdiff_t)threads * 8));
+        chunks.next.store(0);
         std::vector<std::thread> started;
-        std::vector<std::pair<ptrdiff_t, ptrdiff_t>> here;
-        here.push_back(std::make_pair((ptrdiff_t)0, std::min(n, chunk)));
-        for (int t = 1; t < threads && t * chunk < n; t++) {
-            ptrdiff_t lo = t * chunk, hi = std::min(n, lo + chunk);
+        for (int t = 1; t < threads; t++) {
             try {
-                started.emplace_back(fn, ctx, lo, hi);
+                started.emplace_back(c3_take_chunks, &chunks);
             } catch (...) {
-                here.push_back(std::make_pair(lo, hi));
+                break;
             }
         }
-        for (auto &range : here) fn(ctx, range.first, range.second);
+        c3_take_chunks(&chunks);
         for (auto &t : started) t.join();
     }
 

@@ -19,7 +19,11 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
     The two tail quantiles of ``stats._linear_quantiles_rows``: the same order statistics (exact
     values, whatever algorithm selects them), interpolated with the same operations.
 
-Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy.
+Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy. The
+passes over an interval's row also have AVX2 versions, chosen at import where the CPU has AVX2 (the
+same IEEE operations: the same bits; ``use_avx2`` switches them for the tests). Independent series,
+rows and replicates are shared over up to ``set_threads`` threads, each writing only its own
+outputs, so the numbers do not depend on the thread count.
 """
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
@@ -623,8 +627,6 @@ def set_threads(int n):
 
 cdef int _threads_for(Py_ssize_t items, Py_ssize_t per_thread) noexcept:
     return <int>max(1, min(<Py_ssize_t>_threads, items // per_thread))
-
-
 
 
 def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::1] digests,

@@ -186,12 +186,14 @@ def extensions():
         extra_compile_args=["-O3"],
     )
     # The report's bootstrap kernels (c3prof/analysis/_bootstrap.pyx): plain C++. No fused multiply-add,
-    # whose rounding would differ from the numpy code they reproduce bit for bit.
+    # whose rounding would differ from the numpy code they reproduce bit for bit. -pthread: they share
+    # independent rows over std::threads (glibc before 2.34 keeps those in libpthread).
     bootstrap = Extension(
         "c3prof.analysis._bootstrap",
         sources=["c3prof/analysis/_bootstrap.pyx"],
         language="c++",
-        extra_compile_args=["-O3", "-ffp-contract=off"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-pthread"],
+        extra_link_args=["-pthread"],
     )
     return cythonize([*cuda_modules, kineto, bootstrap], language_level=3, nthreads=JOBS,
                      compiler_directives={"embedsignature": True}) + cythonize_hip(cythonize)

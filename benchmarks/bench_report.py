@@ -7,9 +7,11 @@ carries all five series), then times ``python -m c3prof report TRACE --json OUT 
 subprocesses and reports the median wall time and the child's peak RSS. Goal: under 3 s on 2 cores.
 
 Side by side: ``--baseline REV`` also times the c3prof of git revision REV (its ``c3prof/`` package,
-extracted with ``git archive``, run by the same interpreter), ``--baseline-python PY`` the c3prof
-installed for another interpreter. The two alternate run by run (``--repeat`` each), so a busy
-shared machine slows both alike; the load average is printed before and after.
+extracted with ``git archive``, run by the same interpreter, with its compiled bootstrap kernel
+built in place when Cython is installed, as ``pip install -e`` builds it; without Cython it runs the
+numpy code, and says so), ``--baseline-python PY`` the c3prof installed for another interpreter.
+The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike; the
+load average is printed before and after each run and saved with ``--json PATH``.
 
     python benchmarks/bench_report.py                          # this worktree, 10^6 samples
     python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating
@@ -19,12 +21,14 @@ shared machine slows both alike; the load average is printed before and after.
     python benchmarks/bench_report.py --scaling                # also 2.5*10^5, prints RSS per sample
     python benchmarks/bench_report.py --check 3                # exit 1 if slower than 3 s
     python benchmarks/bench_report.py -j 2 --baseline main     # both candidates with report -j 2
+    python benchmarks/bench_report.py --baseline main --repeat 5 --json benchmarks/results/bench_report_x.json
     python benchmarks/bench_report.py --scenarios 25           # 100 runs of 2500 repetitions per phase
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -106,10 +110,35 @@ def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
         if archive.returncode != 0:
             raise SystemExit(f"git archive {args.baseline}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
-        out.append(Candidate(f"rev {args.baseline}", sys.executable, src))
+        label = f"rev {args.baseline}" + ("" if _build_kernel(src) else " (numpy, no kernel)")
+        out.append(Candidate(label, sys.executable, src))
     if args.baseline_python:
         out.append(Candidate(f"python {args.baseline_python}", args.baseline_python, tmp))  # its installed c3prof
     return out
+
+
+# Builds the revision's bootstrap kernel next to its sources, with setup.py's flags for it.
+_BUILD_KERNEL = """
+import sys
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+flags = ["-O3", "-ffp-contract=off", "-pthread"]
+ext = Extension("c3prof.analysis._bootstrap", ["c3prof/analysis/_bootstrap.pyx"], language="c++",
+                extra_compile_args=flags, extra_link_args=["-pthread"])
+sys.argv = ["setup.py", "build_ext", "--inplace", "-q"]
+setup(ext_modules=cythonize([ext], language_level=3, quiet=True))
+"""
+
+
+def _build_kernel(src: Path) -> bool:
+    """Build the extracted revision's c3prof/analysis/_bootstrap.pyx in place (False: not built; the
+    revision then runs its numpy code, slower than it runs when installed)."""
+    if not (src / "c3prof" / "analysis" / "_bootstrap.pyx").exists():
+        return False
+    proc = subprocess.run([sys.executable, "-c", _BUILD_KERNEL], cwd=src, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  (baseline kernel not built: {(proc.stderr.strip().splitlines() or ['?'])[-1]})")
+    return proc.returncode == 0
 
 
 def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
@@ -133,7 +162,10 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
     rss: dict[str, float] = {}
     for _ in range(repeat):
         for w in whos:
+            load = os.getloadavg()[0]
             wall, cpu, rss[w.label] = time_report(w, trace, tmp / "report.json", ["-j", str(jobs)] if jobs > 1 else [])
+            RUNS_LOG.append({"candidate": w.label, "wall_s": wall, "cpu_s": cpu, "peak_rss_mib": rss[w.label],
+                             "load_before": load, "load_after": os.getloadavg()[0], "figures": figures})
             if figures:
                 fig_dir = tmp / "figures"
                 fig_wall, fig_cpu, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
@@ -149,6 +181,10 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
         print(f"  {w.label:24s} {what} {medians[w.label]:6.2f} s wall (runs {runs}), {cpu:6.2f} s CPU;  "
               f"peak RSS {rss[w.label]:5.0f} MiB")
     return medians
+
+
+# Every timed run (for --json).
+RUNS_LOG: list[dict] = []
 
 
 def _load() -> str:
@@ -168,6 +204,7 @@ def main() -> int:
                     help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
+    ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
     args = ap.parse_args()
     print(f"c3prof report benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; {_load()}")
     wall = 0.0
@@ -187,10 +224,26 @@ def main() -> int:
                       f"(SYNTHETIC, built in {time.perf_counter() - t0:.1f} s)")
                 wall = side_by_side(whos, trace, tmp, args.repeat, figures=False, jobs=args.jobs)["worktree"]
     print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted; {_load()})")
+    if args.json:
+        _write_json(args, wall)
     if args.check is not None and wall > args.check:
         print(f"FAIL: {wall:.2f} s > {args.check} s")
         return 1
     return 0
+
+
+def _write_json(args: argparse.Namespace, wall: float) -> None:
+    medians = {}
+    for label in dict.fromkeys(r["candidate"] for r in RUNS_LOG):
+        runs = [r for r in RUNS_LOG if r["candidate"] == label]
+        medians[label] = {"wall_s": statistics.median(r["wall_s"] for r in runs),
+                          "cpu_s": statistics.median(r["cpu_s"] for r in runs)}
+    args.json.write_text(json.dumps({
+        "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
+        "samples": args.samples, "scenarios": args.scenarios, "repeat": args.repeat, "jobs": args.jobs,
+        "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
+        "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
+    print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

@@ -36,12 +36,17 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterator
 
 from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from c3prof.trace_samples import SampleBatch
 
 
 def _optional_orjson() -> Any:
@@ -223,18 +228,23 @@ _OPTIONAL: dict[str, dict[str, type | tuple[type, ...]]] = {
 MAX_ROUND = 2**31 - 1
 
 
-def validate_record(rec: dict, path="<trace>", lineno=0, plain_text: bool = False) -> None:
+def validate_record(rec: dict, path="<trace>", lineno=0, plain_text: bool = False,
+                    batch: SampleBatch | None = None) -> None:
     """Raise TraceError if ``rec`` does not follow the schema of its record type.
 
     ``plain_text``: the caller saw in the record's JSON text that it cannot hold what _check_values
-    looks for (see _is_plain_json), so that walk over every value is skipped."""
+    looks for (see _is_plain_json), so that walk over every value is skipped. ``batch``: a phase
+    record's sample values are left to it (trace_samples.py); the caller must check it."""
     kind = rec.get("record")
     if not isinstance(kind, str) or kind not in _REQUIRED:
         raise _fail(path, lineno, f"unknown record type {_short(kind)}")
     _check_types(rec, kind, path, lineno)
     if not plain_text:
         _check_values({k: v for k, v in rec.items() if k != "samples"}, path, lineno, kind)
-    _VALIDATORS.get(kind, lambda *a: None)(rec, path, lineno)
+    if kind == "phase":
+        _validate_phase(rec, path, lineno, batch)
+    else:
+        _VALIDATORS.get(kind, lambda *a: None)(rec, path, lineno)
 
 
 def _validate_header(rec, path, lineno) -> None:
@@ -251,7 +261,7 @@ _VALID_IDENTITIES: set[tuple[str, str, str, str]] = set()
 _MAX_VALID_IDENTITIES = 4096
 
 
-def _validate_phase(rec, path, lineno) -> None:
+def _validate_phase(rec, path, lineno, batch: SampleBatch | None = None) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
     visit = rec.get("visit")
@@ -263,7 +273,7 @@ def _validate_phase(rec, path, lineno) -> None:
         if len(_VALID_IDENTITIES) >= _MAX_VALID_IDENTITIES:
             _VALID_IDENTITIES.clear()
         _VALID_IDENTITIES.add(identity)
-    _validate_samples(rec, path, lineno)
+    _validate_samples(rec, path, lineno, batch)
 
 
 def _validate_run_identity(rec, path, lineno, scenario_text: str) -> None:
@@ -360,7 +370,7 @@ def _plain_samples(samples: dict, n: int) -> bool:
     return _numbers_in_range(positive, MIN_DURATION_MS, MAX_MS) and (not other or _numbers_in_range(other, 0.0, MAX_MS))
 
 
-def _validate_samples(rec, path, lineno) -> None:
+def _validate_samples(rec, path, lineno, batch: SampleBatch | None = None) -> None:
     samples = rec["samples"]
     total = samples.get("total_ms")
     if not isinstance(total, list):
@@ -368,7 +378,7 @@ def _validate_samples(rec, path, lineno) -> None:
     n = len(total)
     if n == 0:
         raise _fail(path, lineno, f"phase {rec['run']}:{rec['phase']} has no samples")
-    if _plain_samples(samples, n):
+    if (batch is not None and batch.add(samples, n, SERIES)) or _plain_samples(samples, n):
         _validate_rounds(rec, n, path, lineno)
         return
     for name, values in samples.items():  # something is wrong: find the first problem, and name it
@@ -518,6 +528,9 @@ class Phase:
     samples: dict[str, list[float]]
     stop: dict
     record: dict
+    # The samples as read-only float64 arrays, when read_trace checked them in a batch
+    # (trace_samples.py); the same values as np.asarray(samples[name], dtype=float).
+    arrays: dict[str, np.ndarray] | None = None
 
     @property
     def total_ms(self) -> list[float]:
@@ -651,12 +664,14 @@ class Tail:
     needs_newline: bool = False
 
 
-def iter_records(path: str | Path, tail: Tail | None = None) -> Iterator[tuple[int, dict]]:
+def iter_records(path: str | Path, tail: Tail | None = None,
+                 batch: SampleBatch | None = None) -> Iterator[tuple[int, dict]]:
     """Yield (line number, record) after checking each line; raises TraceError naming the problem.
 
     A last line without a newline is an error, unless ``tail`` is given (resume): then a last line
     that is a valid record is kept (``tail.needs_newline``), and one that is not is reported in
-    ``tail.torn_at`` (the write that was interrupted) instead of raising.
+    ``tail.torn_at`` (the write that was interrupted) instead of raising. ``batch``: phase samples'
+    numbers are left to it (validate_record); the caller checks it after the last record.
     """
     path = Path(path)
     check_input_file(path, "trace file", TRACE_MAX_BYTES, TraceError)
@@ -665,10 +680,10 @@ def iter_records(path: str | Path, tail: Tail | None = None) -> Iterator[tuple[i
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace: {exc.strerror or exc}") from None
     with f:
-        yield from _records_of(f, path, tail)
+        yield from _records_of(f, path, tail, batch)
 
 
-def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
+def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1
@@ -686,7 +701,7 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
             rec = parse_record(raw, path, lineno, simple=_is_simple_json(raw, digits))
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits))
+            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits), batch=batch)
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)
@@ -701,9 +716,35 @@ def _records_of(f, path, tail: Tail | None) -> Iterator[tuple[int, dict]]:
 
 
 def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
-    """Read and validate a whole trace into runs and their phases (``tail``: see iter_records)."""
+    """Read and validate a whole trace into runs and their phases (``tail``: see iter_records).
+
+    Without ``tail``, the phases' sample values are checked all at once and kept as arrays too
+    (Phase.arrays; trace_samples.py); a trace that fails anything there is read again with every
+    check made record by record, which raises the error the reader names (file and first bad line)."""
+    if tail is not None:
+        return _read_records(path, tail, None, [])
+    from c3prof.trace_samples import SampleBatch
+
+    batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+    checked: list[tuple[Phase, int]] = []   # each phase and its record's place in the batch
+    try:
+        trace = _read_records(path, None, batch, checked)
+    except TraceError:
+        return _read_records(path, None, None, [])
+    arrays = batch.check()
+    if arrays is None:
+        return _read_records(path, None, None, [])
+    for phase, index in checked:
+        phase.arrays = arrays[index]
+    return trace
+
+
+def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None,
+                  checked: list[tuple[Phase, int]]) -> Trace:
+    """read_trace's pass over the records; with ``batch``, each Phase made and its place in it go
+    to ``checked``."""
     trace: Trace | None = None
-    for lineno, rec in iter_records(path, tail):
+    for lineno, rec in iter_records(path, tail, batch):
         kind = rec["record"]
         if kind == "header":
             if trace is not None:
@@ -729,7 +770,11 @@ def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
                     params=rec["params"], source=str(path))
             # A resumed capture never re-measures a finished phase; if one appears twice, keep the latest.
             # A capture with several visits (--visits) measures each phase once per visit.
-            run.phases[phase_key(rec["phase"], rec.get("visit"))] = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
+            phase = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
+            run.phases[phase_key(rec["phase"], rec.get("visit"))] = phase
+            index = batch.index_of(rec["samples"]) if batch is not None else None
+            if index is not None:
+                checked.append((phase, index))
         elif kind in ("validation", "counters", "error"):
             rid = rec.get("run")
             if kind == "error":

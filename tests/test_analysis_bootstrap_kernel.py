@@ -109,9 +109,21 @@ def _interval_rows(b: int) -> list[np.ndarray]:
     return rows
 
 
+@pytest.fixture(params=[True, False], ids=["avx2", "baseline"])
+def simd(request):
+    """The interval rows' passes with their AVX2 bodies (where the CPU has AVX2) and with the baseline
+    ones: both must give the numpy numbers."""
+    if request.param and not _bootstrap.use_avx2(True):
+        _bootstrap.use_avx2(False)
+        pytest.skip("this CPU (or compiler) has no AVX2 bodies")
+    _bootstrap.use_avx2(request.param)
+    yield request.param
+    _bootstrap.use_avx2(True)
+
+
 @pytest.mark.parametrize("b", [2, 5, 60, 200, 2000, 4001])
 @pytest.mark.parametrize("conf", [0.95, 0.5, 0.999])
-def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf):
+def test_percentile_cis_of_rows_kernel_equals_numpy(b, conf, simd):
     rows = _interval_rows(b)
     want = percentile_cis(np.stack(rows), conf)
     got = percentile_cis_of_rows(rows, conf)
@@ -195,11 +207,16 @@ def _summary_inputs(s: int, b: int, seed: int):
 
 @pytest.mark.parametrize("s,b", [(1, 50), (2, 3), (15, 2000), (300, 400)])
 @pytest.mark.parametrize("with_include", [True, False])
-def test_hierarchical_mean_ci_kernel_equals_numpy(s, b, with_include, monkeypatch):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_hierarchical_mean_ci_kernel_equals_numpy(s, b, with_include, threads, monkeypatch):
     reps, include = _summary_inputs(s, b, s * b)
     include = include if with_include else None
     gen_k, gen_n = _mid_stream_generator(s), _mid_stream_generator(s)
-    got = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_k, 0.95, include=include)
+    _bootstrap.set_threads(threads)   # 3: replicates shared over threads where there are 128 or more
+    try:
+        got = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_k, 0.95, include=include)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
     monkeypatch.setattr(stats, "_bootstrap", None)
     want = stats.hierarchical_mean_ci(np.array([0.4]), reps, gen_n, 0.95, include=include)
     assert json.dumps([got[0], got[1].as_list(), got[1].reason]) == json.dumps([want[0], want[1].as_list(), want[1].reason])
@@ -261,8 +278,8 @@ def _numpy_row(kind: int, parts: list[np.ndarray]) -> tuple[np.ndarray, int]:
     return (speedup.realized(parts[0], parts[3]) - 1.0) / (ideal - 1.0), int(np.sum(ideal <= 1.0))
 
 
-@pytest.mark.parametrize("b", [100, 2000])
-def test_row_intervals_equal_the_numpy_formulas(b):
+@pytest.mark.parametrize("b", [100, 2000, 2003])
+def test_row_intervals_equal_the_numpy_formulas(b, simd):
     series = _replicate_series(b)
     cases = [(stats.ROW_SAME, (i,)) for i in range(len(series))]
     cases += [(stats.ROW_RATIO, (i, j)) for i in range(len(series)) for j in (1, 5, 6, 7)]
@@ -292,3 +309,64 @@ def test_row_intervals_refuses_what_it_cannot_serve(monkeypatch):
     assert not stats.row_intervals_apply(2000, 0.95)
     with pytest.raises(ValueError):
         stats.row_intervals(series, [stats.ROW_SAME], [(0, 0, 0, 0)], [None], 0.95)
+
+
+def _select_cases() -> list[np.ndarray]:
+    """SYNTHETIC arrays for the interval's selection: random, few distinct values, sorted either way,
+    organ pipe, all equal, signed zeros, and a median-of-3 killer order (it must still end right)."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    killer = np.empty(n)
+    half = n // 2
+    for i in range(half):  # Musser's median-of-3 killer sequence
+        killer[i] = 2 * i + 1 if i % 2 == 0 else half + i + (half % 2)
+        killer[half + i] = 2 * (i + 1)
+    cases = [rng.random(n), np.round(rng.random(n), 1), np.sort(rng.random(n)), np.sort(rng.random(n))[::-1],
+             np.concatenate([np.arange(half), np.arange(half)[::-1]]).astype(float), np.full(n, 2.5),
+             np.where(rng.random(n) < 0.5, -0.0, 0.0), killer, rng.random(17), rng.random(3), np.array([4.0])]
+    return [np.ascontiguousarray(c, dtype=float) for c in cases]
+
+
+@pytest.mark.parametrize("case", range(len(_select_cases())))
+def test_select_places_the_kth_smallest_as_np_partition(case):
+    values = _select_cases()[case]
+    for k in sorted({0, 1, values.size // 40, values.size // 2, values.size - 2, values.size - 1} - {-1}):
+        if not 0 <= k < values.size:
+            continue
+        got = values.copy()
+        _bootstrap.select(got, k)
+        want = np.partition(values, k)[k]
+        assert got[k] == want   # -0.0 == 0.0: which zero lands there cannot change an interval (see below)
+        assert np.all(got[:k] <= got[k]) and np.all(got[k + 1:] >= got[k])
+        assert np.array_equal(np.sort(got), np.sort(values))   # a permutation, nothing lost
+    with pytest.raises(ValueError):
+        _bootstrap.select(values.copy(), values.size)
+    # The interval interpolates r_lo + f * (r_lo1 - r_lo): with both ranks zeros of either sign that is
+    # +0.0 + 0.0 or -0.0 + 0.0, both +0.0, so the sign of the zero selected never reaches the report.
+
+
+def test_threads_give_the_numbers_of_one_thread():
+    """estimate_rows and the tabled draws share rows and series over threads: any count, the same bits."""
+    series = _replicate_series(2000)
+    cases = [(k, (i, j, (i + 1) % 4, 3)) for k in range(4) for i in range(len(series)) for j in range(4)] * 12
+    kinds, args = [k for k, _ in cases], [a for _, a in cases]
+    xs_odd = np.sort(np.random.default_rng(5).random((70, 25)), axis=1)
+    keys = [("t", i) for i in range(70)]
+
+    def run(threads: int):
+        _bootstrap.set_threads(threads)
+        try:
+            kept = [np.empty(2000, dtype=np.float32) for _ in cases]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cis, below = stats.row_intervals(series, kinds, args, kept, 0.95)
+            odd = stats.keyed_bootstrap_medians(xs_odd, 11, keys, 2000)
+            even = stats.keyed_bootstrap_medians(xs_odd[:, :24].copy(), 11, keys, 2000)
+        finally:
+            _bootstrap.set_threads(stats.KERNEL_THREADS)
+        return json.dumps([[c.low, c.high, c.reason] for c in cis]), below, np.stack(kept), odd, even
+
+    one, many = run(1), run(3)
+    assert len(cases) >= 3 * 256   # enough rows for three threads (_ROWS_PER_THREAD)
+    assert one[0] == many[0] and one[1] == many[1]
+    for a, b in zip(one[2:], many[2:]):
+        assert np.array_equal(a, b, equal_nan=True)

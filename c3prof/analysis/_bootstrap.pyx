@@ -19,17 +19,27 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
     The two tail quantiles of ``stats._linear_quantiles_rows``: the same order statistics (exact
     values, whatever algorithm selects them), interpolated with the same operations.
 
-Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy.
+Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy. The
+passes over an interval's row also have AVX2 versions, chosen at import where the CPU has AVX2 (the
+same IEEE operations: the same bits; ``use_avx2`` switches them for the tests). Independent series,
+rows and replicates are shared over up to ``set_threads`` threads, each writing only its own
+outputs, so the numbers do not depend on the thread count.
 """
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
 from libc.math cimport isfinite
-from libcpp.algorithm cimport nth_element
+from libc.stdlib cimport free, malloc
 from libcpp.vector cimport vector
 
 cdef extern from *:
     """
     #include <stdint.h>
+    #include <stdlib.h>
+    #include <algorithm>
+    #include <atomic>
+    #include <thread>
+    #include <utility>
+    #include <vector>
     typedef unsigned __int128 c3_u128;
     typedef struct { c3_u128 state; c3_u128 inc; } c3_pcg64;
 
@@ -191,28 +201,337 @@ cdef extern from *:
        chains of 128-bit multiplies, which the CPU overlaps; the alias choice is branch-free (a
        mispredicted branch per draw cost more than the draw). */
     #define C3_LANES 4
+    /* Series i0 .. i0 + L - 1 (L a constant, so each lane's generator stays in registers); with
+       VALUES the drawn order statistics go to `values`, else the ranks to `ranks`. */
+    template <int L, bool VALUES>
+    static inline void c3_tabled_lanes(const double *xs, ptrdiff_t n, ptrdiff_t i0, ptrdiff_t reps, uint32_t seed,
+                                       const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                       double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        const double dn = (double)n;
+        c3_pcg64 g[L];
+        for (int l = 0; l < L; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
+        for (ptrdiff_t b = 0; b < reps; b++) {
+            for (int l = 0; l < L; l++) {
+                double scaled = c3_pcg64_double(&g[l]) * dn;
+                ptrdiff_t cell = (ptrdiff_t)scaled;
+                ptrdiff_t other = alias[cell];
+                ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
+                ptrdiff_t at = (i0 + l) * reps + b;
+                if (VALUES) values[at] = xs[(i0 + l) * n + j];
+                else ranks[at] = j;
+            }
+        }
+        for (int l = 0; l < L; l++)
+            for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
+    }
+
+    template <bool VALUES>
+    static void c3_tabled_rows(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                               const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                               double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
+        ptrdiff_t i0 = 0;
+        for (; i0 + C3_LANES <= rows; i0 += C3_LANES)
+            c3_tabled_lanes<C3_LANES, VALUES>(xs, n, i0, reps, seed, digests, keep, alias, values, ranks, extra, more);
+        for (; i0 < rows; i0++)
+            c3_tabled_lanes<1, VALUES>(xs, n, i0, reps, seed, digests, keep, alias, values, ranks, extra, more);
+    }
+
     static void c3_tabled_draws(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
                                 const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
                                 double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more) {
-        const double dn = (double)n;
-        for (ptrdiff_t i0 = 0; i0 < rows; i0 += C3_LANES) {
-            int m = rows - i0 < C3_LANES ? (int)(rows - i0) : C3_LANES;
-            c3_pcg64 g[C3_LANES];
-            for (int l = 0; l < m; l++) c3_pcg64_seed(&g[l], seed, digests[i0 + l]);
-            for (ptrdiff_t b = 0; b < reps; b++) {
-                for (int l = 0; l < m; l++) {
-                    double scaled = c3_pcg64_double(&g[l]) * dn;
-                    ptrdiff_t cell = (ptrdiff_t)scaled;
-                    ptrdiff_t other = alias[cell];
-                    ptrdiff_t j = other + (cell - other) * (ptrdiff_t)(scaled - (double)cell < keep[cell]);
-                    ptrdiff_t at = (i0 + l) * reps + b;
-                    if (values) values[at] = xs[(i0 + l) * n + j];
-                    else ranks[at] = j;
-                }
+        if (values) c3_tabled_rows<true>(xs, n, rows, reps, seed, digests, keep, alias, values, ranks, extra, more);
+        else c3_tabled_rows<false>(xs, n, rows, reps, seed, digests, keep, alias, values, ranks, extra, more);
+    }
+
+    /* The interval rows' passes over B values. Each body is compiled twice where GCC targets x86-64
+       Linux: for the baseline CPU and for AVX2 (4 doubles per instruction), chosen once at import
+       (c3_simd_init) and switchable for the tests (use_avx2). Every operation is an IEEE division,
+       comparison or selection, which SSE2 and AVX2 perform alike, and -ffp-contract=off forbids
+       fused multiply-adds in both: the same bits either way. */
+    #define C3_BODY static inline __attribute__((always_inline))
+
+    /* np.maximum of two doubles: NaN if either is NaN (selected without a branch). */
+    C3_BODY double c3_np_maximum(double x, double y) {
+        return ((x >= y) | (x != x)) ? x : y;
+    }
+
+    /* Row `op` (ROW_SAME, RATIO, IDEAL, FRACTION) of the series a, b, c, d into `row`; for a fraction,
+       returns how many ideal replicates are at most 1, else 0. speedup.py's formulas, operation for
+       operation. */
+    C3_BODY ptrdiff_t c3_fill_row_body(int op, const double *__restrict a, const double *__restrict b,
+                                       const double *__restrict c, const double *__restrict d,
+                                       ptrdiff_t size, double *__restrict row) {
+        ptrdiff_t below = 0;
+        if (op == 0) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j];
+        } else if (op == 1) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j] / b[j];
+        } else if (op == 2) {
+            for (ptrdiff_t j = 0; j < size; j++) row[j] = a[j] / c3_np_maximum(b[j], c[j]);
+        } else {
+            for (ptrdiff_t j = 0; j < size; j++) {
+                double ideal = a[j] / c3_np_maximum(b[j], c[j]);
+                below += ideal <= 1.0;
+                row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0);
             }
-            for (int l = 0; l < m; l++)
-                for (ptrdiff_t k = 0; k < extra; k++) more[(i0 + l) * extra + k] = c3_pcg64_double(&g[l]);
         }
+        return below;
+    }
+
+    /* Whether every value is finite (v - v is 0 only for finite v) and whether any differs from the
+       first: the interval's two refusals, in one pass without branches. */
+    C3_BODY void c3_finite_spread_body(const double *__restrict row, ptrdiff_t size, int *finite, int *spread) {
+        int64_t bad = 0, differ = 0;
+        const double first = row[0];
+        for (ptrdiff_t j = 0; j < size; j++) {
+            bad |= (int64_t)(!(row[j] - row[j] == 0.0));
+            differ |= (int64_t)(row[j] != first);
+        }
+        *finite = bad == 0;
+        *spread = differ != 0;
+    }
+
+    /* Every value at or below t_low to `bottom`, at or above t_high to `top` (each with room for
+       `size` values), in row order; without branches: every value is written, the count advanced
+       or not. The AVX2 version compresses four values at a time (a lane permutation per mask). */
+    C3_BODY void c3_split_tails_body(const double *__restrict row, ptrdiff_t size, double t_low, double t_high,
+                                     double *__restrict bottom, ptrdiff_t *n_low, double *__restrict top,
+                                     ptrdiff_t *n_high) {
+        ptrdiff_t nl = 0, nh = 0;
+        for (ptrdiff_t j = 0; j < size; j++) {
+            double v = row[j];
+            bottom[nl] = v;
+            nl += v <= t_low;
+            top[nh] = v;
+            nh += v >= t_high;
+        }
+        *n_low = nl;
+        *n_high = nh;
+    }
+
+    static ptrdiff_t c3_fill_row_base(int op, const double *a, const double *b, const double *c, const double *d,
+                                      ptrdiff_t size, double *row) {
+        return c3_fill_row_body(op, a, b, c, d, size, row);
+    }
+    static void c3_finite_spread_base(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        c3_finite_spread_body(row, size, finite, spread);
+    }
+    static void c3_split_tails_base(const double *row, ptrdiff_t size, double t_low, double t_high,
+                                    double *bottom, ptrdiff_t *n_low, double *top, ptrdiff_t *n_high) {
+        c3_split_tails_body(row, size, t_low, t_high, bottom, n_low, top, n_high);
+    }
+
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #include <immintrin.h>
+    #define C3_AVX2 __attribute__((target("avx2,popcnt")))
+    static int c3_simd_supported = 0;   /* the CPU has AVX2 and POPCNT (c3_simd_init, at import) */
+    static int c3_simd_avx2 = 0;        /* the AVX2 bodies are in use */
+    /* c3_split_perm[m]: the 32-bit lanes that move the doubles selected by the 4-bit mask m to the front. */
+    static int32_t c3_split_perm[16][8];
+
+    static void c3_simd_init(void) {
+        for (int m = 0; m < 16; m++) {
+            int out = 0;
+            for (int k = 0; k < 4; k++)
+                if (m & (1 << k)) { c3_split_perm[m][2 * out] = 2 * k; c3_split_perm[m][2 * out + 1] = 2 * k + 1; out++; }
+            for (; out < 4; out++) { c3_split_perm[m][2 * out] = 0; c3_split_perm[m][2 * out + 1] = 1; }
+        }
+        __builtin_cpu_init();
+        c3_simd_supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+        c3_simd_avx2 = c3_simd_supported;
+    }
+
+    C3_AVX2 static ptrdiff_t c3_fill_row_avx2(int op, const double *a, const double *b, const double *c,
+                                              const double *d, ptrdiff_t size, double *row) {
+        return c3_fill_row_body(op, a, b, c, d, size, row);
+    }
+    C3_AVX2 static void c3_finite_spread_avx2(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        c3_finite_spread_body(row, size, finite, spread);
+    }
+    C3_AVX2 static void c3_split_tails_avx2(const double *__restrict row, ptrdiff_t size, double t_low,
+                                            double t_high, double *__restrict bottom, ptrdiff_t *n_low,
+                                            double *__restrict top, ptrdiff_t *n_high) {
+        const __m256d lo = _mm256_set1_pd(t_low), hi = _mm256_set1_pd(t_high);
+        ptrdiff_t nl = 0, nh = 0, j = 0;
+        /* nl, nh <= j: each store of four lands inside the first j + 4 <= size places. */
+        for (; j + 4 <= size; j += 4) {
+            __m256 v = _mm256_castpd_ps(_mm256_loadu_pd(row + j));
+            int ml = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_castps_pd(v), lo, _CMP_LE_OQ));
+            int mh = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_castps_pd(v), hi, _CMP_GE_OQ));
+            __m256i pl = _mm256_loadu_si256((const __m256i *)c3_split_perm[ml]);
+            __m256i ph = _mm256_loadu_si256((const __m256i *)c3_split_perm[mh]);
+            _mm256_storeu_pd(bottom + nl, _mm256_castps_pd(_mm256_permutevar8x32_ps(v, pl)));
+            _mm256_storeu_pd(top + nh, _mm256_castps_pd(_mm256_permutevar8x32_ps(v, ph)));
+            nl += __builtin_popcount((unsigned)ml);
+            nh += __builtin_popcount((unsigned)mh);
+        }
+        ptrdiff_t rl, rh;
+        c3_split_tails_body(row + j, size - j, t_low, t_high, bottom + nl, &rl, top + nh, &rh);
+        *n_low = nl + rl;
+        *n_high = nh + rh;
+    }
+    #define C3_PICK(name, ...) (c3_simd_avx2 ? name##_avx2(__VA_ARGS__) : name##_base(__VA_ARGS__))
+    #else
+    static int c3_simd_supported = 0, c3_simd_avx2 = 0;
+    static void c3_simd_init(void) {}
+    #define C3_PICK(name, ...) name##_base(__VA_ARGS__)
+    #endif
+
+    /* The passes as the kernels call them: the AVX2 body when in use, else the baseline one. */
+    static ptrdiff_t c3_fill_row(int op, const double *a, const double *b, const double *c, const double *d,
+                                 ptrdiff_t size, double *row) {
+        return C3_PICK(c3_fill_row, op, a, b, c, d, size, row);
+    }
+    static void c3_finite_spread(const double *row, ptrdiff_t size, int *finite, int *spread) {
+        C3_PICK(c3_finite_spread, row, size, finite, spread);
+    }
+    static void c3_split_tails(const double *row, ptrdiff_t size, double t_low, double t_high,
+                               double *bottom, ptrdiff_t *n_low, double *top, ptrdiff_t *n_high) {
+        C3_PICK(c3_split_tails, row, size, t_low, t_high, bottom, n_low, top, n_high);
+    }
+    /* nth_element's contract for a[0..n) of finite doubles: a[k] is the k-th smallest, none before it
+       larger, none after it smaller. A quickselect whose partitions move values without branches
+       (a mispredicted branch per value made std::nth_element the costliest step of an interval):
+       values below the pivot to the front, then those equal to it (ties are common: a median's
+       replicates take few distinct values). After 64 rounds (an adversarial order) it hands the
+       rest to std::nth_element. */
+    static void c3_select(double *a, ptrdiff_t n, ptrdiff_t k) {
+        ptrdiff_t lo = 0, hi = n;   /* rank k lies in a[lo..hi); before lo nothing larger, from hi nothing smaller */
+        for (int round = 0; hi - lo > 16; round++) {
+            if (round == 64) {
+                std::nth_element(a + lo, a + k, a + hi);
+                return;
+            }
+            double x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+            double p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));  /* median of 3 */
+            ptrdiff_t i = lo;
+            for (ptrdiff_t j = lo; j < hi; j++) {   /* a[lo..i) < p <= a[i..j) */
+                double v = a[j];
+                a[j] = a[i];
+                a[i] = v;
+                i += v < p;
+            }
+            if (k < i) { hi = i; continue; }        /* p itself is not below p: i < hi */
+            ptrdiff_t e = i;
+            for (ptrdiff_t j = i; j < hi; j++) {    /* a[i..e) == p < a[e..j) */
+                double v = a[j];
+                a[j] = a[e];
+                a[e] = v;
+                e += v == p;
+            }
+            if (k < e) return;                      /* rank k is p */
+            lo = e;                                 /* p occurs at least once: e > i >= lo */
+        }
+        for (ptrdiff_t j = lo + 1; j < hi; j++) {   /* the last few: insertion sort */
+            double v = a[j];
+            ptrdiff_t t = j;
+            while (t > lo && a[t - 1] > v) { a[t] = a[t - 1]; t--; }
+            a[t] = v;
+        }
+    }
+
+    /* fn(ctx, lo, hi) over 0..n, in chunks that `threads` threads (this one and threads - 1 started
+       here, joined before returning) take in turn until none is left. On a machine whose other
+       core is busy, a thread that is not scheduled takes few chunks and this one does the rest,
+       instead of waiting for a fixed half. The chunks write disjoint outputs, so the result is the
+       one a single thread gives. A thread that cannot be started leaves its share to the others. */
+    typedef void (*c3_chunk_fn)(void *ctx, ptrdiff_t lo, ptrdiff_t hi);
+    struct c3_chunks {
+        c3_chunk_fn fn; void *ctx; ptrdiff_t n, grain; std::atomic<ptrdiff_t> next;
+    };
+    static void c3_take_chunks(c3_chunks *c) {
+        for (;;) {
+            ptrdiff_t lo = c->next.fetch_add(c->grain);
+            if (lo >= c->n) return;
+            c->fn(c->ctx, lo, std::min(c->n, lo + c->grain));
+        }
+    }
+    static void c3_run_chunks(c3_chunk_fn fn, void *ctx, ptrdiff_t n, int threads) {
+        if (threads < 2 || n < 2) { fn(ctx, 0, n); return; }
+        c3_chunks chunks;
+        chunks.fn = fn; chunks.ctx = ctx; chunks.n = n;
+        chunks.grain = std::max((ptrdiff_t)1, n / ((ptrdiff_t)threads * 8));
+        chunks.next.store(0);
+        std::vector<std::thread> started;
+        for (int t = 1; t < threads; t++) {
+            try {
+                started.emplace_back(c3_take_chunks, &chunks);
+            } catch (...) {
+                break;
+            }
+        }
+        c3_take_chunks(&chunks);
+        for (auto &t : started) t.join();
+    }
+
+    /* c3_hierarchical_sums in two stages: the generators' draws for every replicate first (in
+       their order: all the units, then all the replicates), as flat indices into reps; then the
+       gathers and sums, replicates shared by `threads` threads (each replicate's sum alone, in the
+       same order: the same bits). The gathers miss the cache (the block is tens of MB), so two
+       threads have twice the loads in flight. Returns 0 when memory for the S x B indices or a
+       thread's scratch could not be had. */
+    struct c3_sums_job {
+        const float *reps; const uint8_t *included; ptrdiff_t S, B; const uint32_t *at; double *sums;
+        int64_t *counts; int failed;
+    };
+    static void c3_sums_chunk(void *ctx, ptrdiff_t lo, ptrdiff_t hi) {
+        c3_sums_job *j = (c3_sums_job *)ctx;
+        double *row = (double *)malloc(j->S * sizeof(double));
+        if (!row) { j->failed = 1; return; }
+        for (ptrdiff_t b = lo; b < hi; b++) {
+            const uint32_t *at = j->at + b * j->S;
+            for (ptrdiff_t s = 0; s < j->S; s++) {
+                __builtin_prefetch(j->reps + at[s]);
+                if (j->included) __builtin_prefetch(j->included + at[s]);
+            }
+            int64_t n_in = 0;
+            for (ptrdiff_t s = 0; s < j->S; s++) {
+                int keep = j->included ? j->included[at[s]] != 0 : 1;
+                row[s] = keep ? (double)j->reps[at[s]] : 0.0;
+                n_in += keep;
+            }
+            j->sums[b] = 0.0 + c3_pairwise_sum(row, j->S);
+            j->counts[b] = n_in;
+        }
+        free(row);
+    }
+    static int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, ptrdiff_t S, ptrdiff_t B,
+                                            c3_bitgen *gen, double *sums, int64_t *counts, int threads) {
+        uint32_t *at = (uint32_t *)malloc((size_t)(S * B) * sizeof(uint32_t));   /* filled below: no zeroing */
+        if (!at) return 0;
+        for (ptrdiff_t i = 0; i < S * B; i++)              /* units: integers(0, S, (B, S)) */
+            at[i] = (uint32_t)c3_bounded(gen, (uint32_t)(S - 1)) * (uint32_t)B;
+        for (ptrdiff_t i = 0; i < S * B; i++)              /* then draws: integers(0, B, (B, S)) */
+            at[i] += (uint32_t)c3_bounded(gen, (uint32_t)(B - 1));
+        c3_sums_job job = {reps, included, S, B, at, sums, counts, 0};
+        c3_run_chunks(c3_sums_chunk, &job, B, threads);
+        free(at);
+        return !job.failed;
+    }
+
+    /* c3_tabled_draws with its series shared by `threads` threads (each series has its own
+       generator and outputs: the same draws as one thread makes). */
+    struct c3_draws_job {
+        const double *xs; ptrdiff_t n, reps; uint32_t seed; const uint32_t *digests; const double *keep;
+        const ptrdiff_t *alias; double *values; ptrdiff_t *ranks; ptrdiff_t extra; double *more;
+    };
+    static void c3_draws_chunk(void *ctx, ptrdiff_t lo, ptrdiff_t hi) {
+        const c3_draws_job *j = (const c3_draws_job *)ctx;
+        c3_tabled_draws(j->xs ? j->xs + lo * j->n : NULL, j->n, hi - lo, j->reps, j->seed, j->digests + lo,
+                        j->keep, j->alias, j->values ? j->values + lo * j->reps : NULL,
+                        j->ranks ? j->ranks + lo * j->reps : NULL, j->extra, j->more ? j->more + lo * j->extra : NULL);
+    }
+    static void c3_tabled_draws_threads(const double *xs, ptrdiff_t n, ptrdiff_t rows, ptrdiff_t reps, uint32_t seed,
+                                        const uint32_t *digests, const double *keep, const ptrdiff_t *alias,
+                                        double *values, ptrdiff_t *ranks, ptrdiff_t extra, double *more, int threads) {
+        c3_draws_job job = {xs, n, reps, seed, digests, keep, alias, values, ranks, extra, more};
+        c3_run_chunks(c3_draws_chunk, &job, rows, threads);
+    }
+
+    /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
+    static int c3_simd_use(int on) {
+        c3_simd_avx2 = on && c3_simd_supported;
+        return c3_simd_avx2;
     }
     """
     ctypedef struct c3_pcg64:
@@ -233,6 +552,40 @@ cdef extern from *:
     void c3_tabled_draws(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
                          const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                          double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more) nogil
+    Py_ssize_t c3_fill_row(int op, const double *a, const double *b, const double *c, const double *d,
+                           Py_ssize_t size, double *row) nogil
+    void c3_finite_spread(const double *row, Py_ssize_t size, int *finite, int *spread) nogil
+    void c3_split_tails(const double *row, Py_ssize_t size, double t_low, double t_high, double *bottom,
+                        Py_ssize_t *n_low, double *top, Py_ssize_t *n_high) nogil
+    void c3_simd_init() nogil
+    ctypedef void (*c3_chunk_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    void c3_run_chunks(c3_chunk_fn fn, void *ctx, Py_ssize_t n, int threads) nogil
+    int c3_hierarchical_sums_threads(const float *reps, const uint8_t *included, Py_ssize_t S, Py_ssize_t B,
+                                     c3_bitgen *gen, double *sums, int64_t *counts, int threads) nogil
+    void c3_tabled_draws_threads(const double *xs, Py_ssize_t n, Py_ssize_t rows, Py_ssize_t reps, uint32_t seed,
+                                 const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
+                                 double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
+    void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
+    int c3_simd_use(int on) nogil
+
+
+c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
+
+
+def select(double[::1] values, Py_ssize_t k):
+    """Place the k-th smallest of ``values`` (finite) at ``values[k]``, none larger before it and none
+    smaller after it (np.partition's contract), in place: the selection the intervals use (for the tests)."""
+    if not 0 <= k < values.shape[0]:
+        raise ValueError("select: k outside the array")
+    with nogil:
+        c3_select(&values[0], values.shape[0], k)
+
+
+def use_avx2(bint on):
+    """Whether the interval rows' passes use their AVX2 bodies (when the CPU has AVX2) or the
+    baseline ones: the same numbers either way (for the tests, which compare both). Returns
+    whether the AVX2 bodies are in use after the call."""
+    return bool(c3_simd_use(on))
 
 
 def seed_sequence_words(uint32_t seed, uint32_t digest):
@@ -256,6 +609,26 @@ def keyed_uniforms(uint32_t seed, const uint32_t[::1] digests, double[:, ::1] ou
                 out[i, b] = c3_pcg64_double(&rng)
 
 
+# Threads the kernels share their work with (set_threads): their series and rows are independent,
+# each written to its own outputs, so any number gives the same numbers.
+cdef int _threads = 1
+# Less work than this per thread is not worth starting one (a thread costs tens of microseconds):
+# rows of estimate_rows, series of the tabled draws (2000 draws each, about 5 us).
+cdef Py_ssize_t _ROWS_PER_THREAD = 256
+cdef Py_ssize_t _SERIES_PER_THREAD = 16
+cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
+
+
+def set_threads(int n):
+    """How many threads the kernels may use (at least 1): the same numbers for any."""
+    global _threads
+    _threads = max(1, n)
+
+
+cdef int _threads_for(Py_ssize_t items, Py_ssize_t per_thread) noexcept:
+    return <int>max(1, min(<Py_ssize_t>_threads, items // per_thread))
+
+
 def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::1] digests,
                        const double[::1] keep, const Py_ssize_t[::1] alias, double[:, ::1] out):
     """stats.tabled_medians_from_uniforms for odd n, each row's uniforms from its keyed generator:
@@ -264,9 +637,10 @@ def odd_tabled_medians(const double[:, ::1] xs, uint32_t seed, const uint32_t[::
     _check_shapes(rows, n, digests.shape[0], keep.shape[0], alias.shape[0], out.shape[0])
     if rows == 0 or out.shape[1] == 0:
         return
+    cdef int threads = _threads_for(rows, _SERIES_PER_THREAD)
     with nogil:
-        c3_tabled_draws(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
-                        &out[0, 0], NULL, 0, NULL)
+        c3_tabled_draws_threads(&xs[0, 0], n, rows, out.shape[1], seed, &digests[0], &keep[0], &alias[0],
+                                &out[0, 0], NULL, 0, NULL, threads)
 
 
 def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const double[::1] keep,
@@ -280,9 +654,10 @@ def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const
         raise ValueError("tabled_ranks: u2 must be (S, 2, B)")
     if rows == 0 or reps == 0:
         return
+    cdef int threads = _threads_for(rows, _SERIES_PER_THREAD)
     with nogil:
-        c3_tabled_draws(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
-                        2 * reps, &u2[0, 0, 0])
+        c3_tabled_draws_threads(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
+                                2 * reps, &u2[0, 0, 0], threads)
 
 
 cdef _check_shapes(Py_ssize_t rows, Py_ssize_t n, Py_ssize_t n_digests, Py_ssize_t n_keep,
@@ -333,7 +708,7 @@ def percentile_pairs(list rows, double p_lo, double p_hi, double[::1] low, doubl
 
 cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, double p_hi, Py_ssize_t lo,
                           Py_ssize_t hi, double *work, double *low, double *high, int64_t *bad) noexcept nogil:
-    """The interval of one row (the docstring of percentile_pairs), in one pass over it.
+    """The interval of one row (the docstring of percentile_pairs), in two passes over it.
 
     The interval's ranks sit in the tails (50 and 1950 of 2000), so rather than partition the whole
     row, every value at or below a low threshold goes to one buffer and every value at or above a
@@ -342,38 +717,32 @@ cdef int8_t _row_interval(const double *row, Py_ssize_t size, double p_lo, doubl
     (and likewise from the top). The thresholds are order statistics of a strided sample, chosen so
     the buffers hold a few times the tails; if one falls short (an unlucky sample), the whole row
     is partitioned instead. ``work`` holds 2 * size + 2 values: the two buffers cannot overflow,
-    so they are filled without branches (every value written, the count advanced or not). The same
-    pass finds the extremes and counts NaNs (which compare as neither smaller nor larger)."""
-    cdef Py_ssize_t j, n_nan = 0, n_low = 0, n_high = 0
-    cdef double v, vmin = row[0], vmax = row[0], t_low, t_high
+    so they are filled without branches (c3_split_tails). A first, vectorized pass
+    (c3_finite_spread) finds the rows without an interval: a NaN or infinity, or no spread."""
+    cdef Py_ssize_t n_low = 0, n_high = 0
+    cdef double t_low, t_high
     cdef double *bottom = work
     cdef double *top = work + size + 1
-    if not _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high):
-        return _not_finite(row, size, bad)
-    for j in range(size):
-        v = row[j]
-        n_nan += v != v
-        vmin = v if v < vmin else vmin
-        vmax = v if v > vmax else vmax
-        bottom[n_low] = v
-        n_low += v <= t_low
-        top[n_high] = v
-        n_high += v >= t_high
-    if n_nan or not isfinite(vmin) or not isfinite(vmax):
+    cdef int finite, spread
+    c3_finite_spread(row, size, &finite, &spread)
+    if not finite:
         return _not_finite(row, size, bad)
     bad[0] = 0
-    if vmin == vmax:
+    if not spread:
         return ROW_NO_SPREAD
+    _sample_thresholds(row, size, lo + 2, size - hi, &t_low, &t_high)
+    c3_split_tails(row, size, t_low, t_high, bottom, &n_low, top, &n_high)
+    cdef Py_ssize_t j
     cdef double r_lo, r_lo1, r_hi, r_hi1
     if n_low < lo + 2 or n_high < size - hi:
         _whole_row_ranks(row, size, lo, hi, work, &r_lo, &r_lo1, &r_hi, &r_hi1)
     else:
-        nth_element(bottom, bottom + lo, bottom + n_low)
+        c3_select(bottom, n_low, lo)
         r_lo = bottom[lo]
-        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what nth_element left above rank lo
+        r_lo1 = _smallest(bottom + lo + 1, n_low - lo - 1)  # what c3_select left above rank lo
         # The top buffer holds the row's n_high largest: the row's rank hi is its rank hi - (size - n_high).
         j = hi - (size - n_high)
-        nth_element(top, top + j, top + n_high)
+        c3_select(top, n_high, j)
         r_hi = top[j]
         r_hi1 = _smallest(top + j + 1, n_high - j - 1)
     # stats._linear_quantiles_rows: ranks[lo] + (p - lo) * (ranks[lo + 1] - ranks[lo])
@@ -405,9 +774,9 @@ cdef bint _sample_thresholds(const double *row, Py_ssize_t size, Py_ssize_t need
         j += step
     cdef Py_ssize_t k_low = min(n_sample - 1, (2 * need_low * n_sample) // size + 2)
     cdef Py_ssize_t k_high = max(<Py_ssize_t>0, n_sample - 1 - ((2 * need_high * n_sample) // size + 2))
-    nth_element(sample, sample + k_low, sample + n_sample)
+    c3_select(sample, n_sample, k_low)
     t_low[0] = sample[k_low]
-    nth_element(sample, sample + k_high, sample + n_sample)
+    c3_select(sample, n_sample, k_high)
     t_high[0] = sample[k_high]
     return True
 
@@ -417,9 +786,9 @@ cdef void _whole_row_ranks(const double *row, Py_ssize_t size, Py_ssize_t lo, Py
     cdef Py_ssize_t j
     for j in range(size):
         work[j] = row[j]
-    nth_element(work, work + lo, work + size)
+    c3_select(work, size, lo)
     r_lo[0] = work[lo]
-    nth_element(work + lo + 1, work + hi, work + size)
+    c3_select(work + lo + 1, size - lo - 1, hi - lo - 1)
     r_hi[0] = work[hi]
     r_lo1[0] = _smallest(work + lo + 1, hi - lo)    # ranks lo + 1 .. hi - 1 lie there, hi above
     r_hi1[0] = _smallest(work + hi + 1, size - hi - 1)
@@ -497,10 +866,18 @@ def hierarchical_sums(const float[:, ::1] reps, const uint8_t[:, ::1] included, 
     cdef c3_bitgen draws = units
     cdef Py_ssize_t i
     cdef vector[double] row
-    row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
     cdef const uint8_t *keep = NULL
+    cdef int threads = _threads_for(n_reps, _REPLICATES_PER_THREAD), ok
     if included is not None:
         keep = &included[0, 0]
+    if threads > 1 and n_units * n_reps < (<Py_ssize_t>1 << 32):   # flat indices fit in 32 bits
+        with nogil:
+            ok = c3_hierarchical_sums_threads(&reps[0, 0], keep, n_units, n_reps, &units, &sums[0], &counts[0],
+                                              threads)
+        if not ok:
+            raise MemoryError("hierarchical_sums: no memory for the draws' indices or a thread's scratch")
+        return _bitgen_state(&units)
+    row.resize(2 * n_units)  # S sums' terms, then S indices (c3_hierarchical_sums)
     with nogil:
         for i in range(n_units * n_reps):  # the draws' stream starts where all the units' ends
             c3_bounded(&draws, <uint32_t>(n_units - 1))
@@ -549,32 +926,40 @@ SAME, RATIO, IDEAL, FRACTION = ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION
 _ARITY = (1, 2, 3, 4)
 
 
-cdef inline double _np_maximum(double x, double y) noexcept nogil:
-    """np.maximum of two doubles: NaN if either is NaN."""
-    return x if (x >= y or x != x) else y
+cdef struct RowsJob:
+    const int8_t *ops
+    const double **parts      # 4 per row: the row's series (NULL where its kind takes fewer)
+    float **kept              # per row: where its values go as float32, or NULL
+    Py_ssize_t size
+    double p_lo
+    double p_hi
+    double *low
+    double *high
+    int8_t *status
+    int64_t *bad
+    int64_t *below
+    bint failed               # a chunk could not get its scratch memory
 
 
-cdef Py_ssize_t _fill_row(int8_t op, const double *a, const double *b, const double *c, const double *d,
-                          Py_ssize_t size, double *row) noexcept nogil:
-    """Row ``op`` of the series into ``row``; for a fraction, returns how many ideal replicates are
-    at most 1 (the estimate's 'unstable' veto), else 0."""
-    cdef Py_ssize_t j, below = 0
-    cdef double ideal
-    if op == ROW_SAME:
-        for j in range(size):
-            row[j] = a[j]
-    elif op == ROW_RATIO:
-        for j in range(size):
-            row[j] = a[j] / b[j]
-    elif op == ROW_IDEAL:
-        for j in range(size):
-            row[j] = a[j] / _np_maximum(b[j], c[j])
-    else:
-        for j in range(size):
-            ideal = a[j] / _np_maximum(b[j], c[j])
-            below += ideal <= 1.0
-            row[j] = (a[j] / d[j] - 1.0) / (ideal - 1.0)
-    return below
+cdef void _rows_chunk(void *ctx, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """Rows first..last-1 of a RowsJob, with this chunk's own scratch (one row, the tail buffers)."""
+    cdef RowsJob *job = <RowsJob *>ctx
+    cdef Py_ssize_t i, k, size = job.size
+    cdef Py_ssize_t lo = <Py_ssize_t>job.p_lo, hi = <Py_ssize_t>job.p_hi
+    cdef double *row = <double *>malloc((3 * size + 2) * sizeof(double))
+    cdef const double **p
+    if row == NULL:
+        job.failed = True
+        return
+    for i in range(first, last):
+        p = job.parts + 4 * i
+        job.below[i] = c3_fill_row(job.ops[i], p[0], p[1], p[2], p[3], size, row)
+        if job.kept[i] != NULL:
+            for k in range(size):
+                job.kept[i][k] = <float>row[k]
+        job.status[i] = _row_interval(row, size, job.p_lo, job.p_hi, lo, hi, row + size, &job.low[i],
+                                      &job.high[i], &job.bad[i])
+    free(row)
 
 
 def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] args, double p_lo, double p_hi,
@@ -585,14 +970,16 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
     ``series``: replicate arrays (1-D float64, one length B); estimate i is row ``ops[i]`` of
     ``series[args[i, 0..3]]`` (unused columns ignored). Intervals as percentile_pairs (its
     positions and outputs); ``below[i]``: ideal replicates at most 1 (fractions). ``kept[i]``: a
-    float32 array of B to receive the row (``reps.astype(np.float32)``), or None."""
+    float32 array of B to receive the row (``reps.astype(np.float32)``), or None. Everything is
+    checked before any row is computed; the rows are then shared by up to set_threads() threads."""
     cdef Py_ssize_t i, k, n = ops.shape[0], size = -1
     cdef Py_ssize_t lo = <Py_ssize_t>p_lo, hi = <Py_ssize_t>p_hi
     cdef vector[const double *] data
+    cdef vector[const double *] parts
+    cdef vector[float *] kept_at
     cdef const double[::1] view
     cdef float[::1] out
-    cdef vector[double] row, work
-    cdef const double *p[4]
+    cdef RowsJob job
     if not (args.shape[0] == low.shape[0] == high.shape[0] == status.shape[0] == bad.shape[0] == below.shape[0]
             == len(kept) == n) or args.shape[1] != 4:
         raise ValueError("estimate_rows: one row of args and one output per estimate")
@@ -609,8 +996,8 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
         return
     if not (0 <= lo and lo + 1 < hi and hi + 1 < size):
         raise ValueError("estimate_rows: positions outside the fast case")
-    row.resize(size)
-    work.resize(2 * size + 2)
+    parts.resize(4 * n)
+    kept_at.resize(n)
     for i in range(n):
         if not 0 <= ops[i] <= ROW_FRACTION:
             raise ValueError(f"estimate_rows: unknown row kind {ops[i]}")
@@ -618,17 +1005,20 @@ def estimate_rows(list series, const int8_t[::1] ops, const Py_ssize_t[:, ::1] a
             if k < _ARITY[ops[i]]:
                 if not 0 <= args[i, k] < <Py_ssize_t>data.size():
                     raise ValueError("estimate_rows: series index out of range")
-                p[k] = data[args[i, k]]
+                parts[4 * i + k] = data[args[i, k]]
             else:
-                p[k] = NULL
-        with nogil:
-            below[i] = _fill_row(ops[i], p[0], p[1], p[2], p[3], size, row.data())
+                parts[4 * i + k] = NULL
+        kept_at[i] = NULL
         if kept[i] is not None:
             out = kept[i]
             if out.shape[0] != size:
                 raise ValueError("estimate_rows: a kept array must hold B values")
-            with nogil:
-                for k in range(size):
-                    out[k] = <float>row[k]
-        with nogil:
-            status[i] = _row_interval(row.data(), size, p_lo, p_hi, lo, hi, work.data(), &low[i], &high[i], &bad[i])
+            views.append(out)
+            kept_at[i] = &out[0]
+    job = RowsJob(ops=&ops[0], parts=parts.data(), kept=kept_at.data(), size=size, p_lo=p_lo, p_hi=p_hi,
+                  low=&low[0], high=&high[0], status=&status[0], bad=&bad[0], below=&below[0], failed=False)
+    cdef int threads = _threads_for(n, _ROWS_PER_THREAD)
+    with nogil:
+        c3_run_chunks(_rows_chunk, &job, n, threads)
+    if job.failed:
+        raise MemoryError("estimate_rows: no memory for a row's scratch")

@@ -48,9 +48,9 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   fast_median, keyed_bootstrap_medians, no_ci, percentile_ci, percentile_cis_of_rows,
-                                   ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME, round_resampled_medians, rng_for,
-                                   row_intervals, row_intervals_apply, sorted_median)
+                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, percentile_ci,
+                                   percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME,
+                                   round_resampled_medians, rng_for, row_intervals, row_intervals_apply, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -156,22 +156,39 @@ class SeriesBank:
 
         The same Series as ``get`` makes one by one (each from its own keyed generator); only the
         arithmetic is shared, per repetition count, over all of them. Paired series stay lazy."""
+        wanted = [(key, label, values) for key, label, values, rounds in _wanted_series(runs)
+                  if key not in self._cache and not self._paired(rounds)]
+        self._cache.update(self._draw(wanted))
+
+    def draw_unpaired(self, scenarios: list[list[MergedRun]]) -> list[dict[tuple, Series]]:
+        """prepare()'s series for several scenarios (each its complete runs), drawn in one kernel
+        call per repetition count; per scenario, what ``adopt`` gives the bank after its
+        begin_scenario. A series is paired exactly when begin_scenario resamples its scenario by
+        round (two or more round ids) and it records rounds: those stay lazy, as in prepare()."""
+        wanted = []
+        for runs in scenarios:
+            by_round = len({int(r) for run in runs for rounds in run.rounds.values() for r in rounds}) >= 2
+            wanted.append([(key, label, values) for key, label, values, rounds in _wanted_series(runs)
+                           if not (by_round and rounds is not None)])
+        drawn = self._draw([item for items in wanted for item in items])
+        return [{key: drawn[key] for key, _, _ in items} for items in wanted]
+
+    def adopt(self, series: dict[tuple, Series]) -> None:
+        """Series from draw_unpaired for the scenario just begun."""
+        self._cache.update(series)
+
+    def _draw(self, wanted: list[tuple[tuple, str, np.ndarray]]) -> dict[tuple, Series]:
         todo: dict[int, list[tuple[tuple, str, np.ndarray]]] = {}
-        for run in runs:
-            wanted = [(phase, name, run.series(phase, name)) for phase, name in METRIC_SERIES]
-            wanted.append(("concurrent", "overlap", _overlap_series(run)))
-            for phase, name, values in wanted:
-                key = (run.group, run.id, phase, name)
-                if values is None or values.size == 0 or key in self._cache or self._paired(run.rounds.get(phase)):
-                    continue
-                label = f"{run.id}:overlap" if name == "overlap" else f"{run.id}:{phase}.{name}"
-                todo.setdefault(values.size, []).append((key, label, values))
+        for item in wanted:
+            todo.setdefault(item[2].size, []).append(item)
+        out = {}
         for n, items in todo.items():
             srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
             reps = keyed_bootstrap_medians(srt, self.settings.seed, [k for k, _, _ in items], self.settings.n_resamples)
             mid = srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])  # sorted_median
             for (key, label, values), m, r in zip(items, mid.tolist(), reps):
-                self._cache[key] = Series(label=label, values=values, median=m, replicates=r)
+                out[key] = Series(label=label, values=values, median=m, replicates=r)
+        return out
 
     def get(self, run: MergedRun, phase: str, name: str) -> Series | None:
         key = (run.group, run.id, phase, name)
@@ -214,6 +231,19 @@ def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, 
                 return None
     index = {s: i for i, s in enumerate(sweeps)}
     return np.array([index[sweep_of[r]] for r in ids])
+
+
+def _wanted_series(runs: list[MergedRun]):
+    """(key, label, values, rounds) of every series run_metrics asks of these runs (the measured ones
+    and the overlap), leaving out those that are absent or empty."""
+    for run in runs:
+        wanted = [(phase, name, run.series(phase, name)) for phase, name in METRIC_SERIES]
+        wanted.append(("concurrent", "overlap", _overlap_series(run)))
+        for phase, name, values in wanted:
+            if values is None or values.size == 0:
+                continue
+            label = f"{run.id}:overlap" if name == "overlap" else f"{run.id}:{phase}.{name}"
+            yield (run.group, run.id, phase, name), label, values, run.rounds.get(phase)
 
 
 @dataclass
@@ -573,6 +603,9 @@ def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
 
 # Estimates whose intervals analyze_group computes together (memory: CI_BATCH x n_resamples floats).
 CI_BATCH = 2048
+# Scenarios whose unpaired replicates analyze_group draws together (SeriesBank.draw_unpaired; memory:
+# their series x n_resamples doubles, about 30 MB for 64 scenarios of 4 runs).
+PREPARE_SCENARIOS = 64
 
 
 def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetrics]:
@@ -589,8 +622,9 @@ def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetr
         return _analyze_scenarios(group, bank, by_scenario, names)
     if not forked.can_fork():
         raise ValueError("analysing in several processes needs the fork start method (not available here)")
-    return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
-                               _pack_metrics, lambda packed: _unpack_metrics(group, packed))
+    with kernel_threads_shared(jobs):
+        return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
+                                   _pack_metrics, lambda packed: _unpack_metrics(group, packed))
 
 
 def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, list[MergedRun]],
@@ -601,11 +635,13 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
     # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            for name in names:
+            for at, name in enumerate(names):
+                if at % PREPARE_SCENARIOS == 0:
+                    drawn = bank.draw_unpaired([by_scenario[n] for n in names[at:at + PREPARE_SCENARIOS]])
                 runs = by_scenario[name]
                 default = (None, f"no base run for scenario {name!r} in this group")
                 bank.begin_scenario(group.key, name, runs, group.round_sweep)
-                bank.prepare(runs)
+                bank.adopt(drawn[at % PREPARE_SCENARIOS])
                 for run in runs:
                     # A base run is its own reference (primary == own), whatever its variant.
                     base, why = (run, None) if run.strategy == "base" else bases.get(name, default)

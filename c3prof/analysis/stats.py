@@ -41,10 +41,12 @@ added, removed or processed in another order.
 
 from __future__ import annotations
 
+import os
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -52,6 +54,35 @@ try:  # the compiled kernels: the same numbers as the numpy code below, faster (
     from c3prof.analysis import _bootstrap
 except ImportError:  # not built (a source checkout without build_ext): the numpy code alone
     _bootstrap = None
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# Threads the compiled kernels share independent series and interval rows with (the same numbers
+# for any count; _bootstrap.set_threads). At most 4: past that, starting them costs more than a
+# report's kernels save.
+KERNEL_THREADS = max(1, min(4, _usable_cpus()))
+if _bootstrap is not None:
+    _bootstrap.set_threads(KERNEL_THREADS)
+
+
+@contextmanager
+def kernel_threads_shared(processes: int) -> Iterator[None]:
+    """While ``processes`` processes run kernels at once (report -j), each uses its share of the threads."""
+    if _bootstrap is None or processes < 2:
+        yield
+        return
+    _bootstrap.set_threads(max(1, KERNEL_THREADS // processes))
+    try:
+        yield
+    finally:
+        _bootstrap.set_threads(KERNEL_THREADS)
+
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95

@@ -92,6 +92,19 @@ def test_csv_tables(outputs):
     with open(out / "csv" / "results.csv", newline="") as f:
         row = next(r for r in csv.DictReader(f) if r["scenario"] == "cb4k-x-32M" and r["strategy"] == "base")
     assert float(row["fraction_of_ideal_lo"]) <= float(row["fraction_of_ideal"]) <= float(row["fraction_of_ideal_hi"])
+    # The strategy means carry their suite, repeat and joint repeat intervals too.
+    with open(out / "csv" / "strategies.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    checked = 0
+    for row, s in zip(rows, rep["strategies"]):
+        for key, stem in (("mean_fraction_ci_suite", "suite"), ("mean_fraction_pi_repeat", "repeat"),
+                          ("mean_fraction_pi_repeat_all", "repeat_all")):
+            if s.get(key):
+                assert [float(row[f"{stem}_lo"]), float(row[f"{stem}_hi"])] == pytest.approx(s[key])
+                checked += 1
+            else:
+                assert row[f"{stem}_lo"] == row[f"{stem}_hi"] == ""
+    assert checked >= 3
 
 
 def test_figures_png_and_pdf(outputs):

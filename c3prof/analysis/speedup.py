@@ -121,7 +121,7 @@ class SeriesBank:
         measured in several complete visits, visits are resampled first, then rounds within them.
         """
         self.clear()
-        ids = sorted({int(r) for run in runs for rounds in run.rounds.values() for r in rounds})
+        ids = _round_ids(runs)
         if len(ids) >= 2:
             self._round_pos = {r: i for i, r in enumerate(ids)}
             rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
@@ -151,23 +151,15 @@ class SeriesBank:
     def _paired(self, rounds: np.ndarray | None) -> bool:
         return rounds is not None and self._counts is not None and all(int(r) in self._round_pos for r in rounds)
 
-    def prepare(self, runs: list[MergedRun]) -> None:
-        """Draw at once the unpaired replicates of every series run_metrics asks of these runs.
-
-        The same Series as ``get`` makes one by one (each from its own keyed generator); only the
-        arithmetic is shared, per repetition count, over all of them. Paired series stay lazy."""
-        wanted = [(key, label, values) for key, label, values, rounds in _wanted_series(runs)
-                  if key not in self._cache and not self._paired(rounds)]
-        self._cache.update(self._draw(wanted))
-
     def draw_unpaired(self, scenarios: list[list[MergedRun]]) -> list[dict[tuple, Series]]:
-        """prepare()'s series for several scenarios (each its complete runs), drawn in one kernel
-        call per repetition count; per scenario, what ``adopt`` gives the bank after its
-        begin_scenario. A series is paired exactly when begin_scenario resamples its scenario by
-        round (two or more round ids) and it records rounds: those stay lazy, as in prepare()."""
+        """The unpaired replicates of every series run_metrics asks of several scenarios' runs, drawn
+        in one kernel call per repetition count: the same Series as ``get`` makes one by one (each
+        from its own keyed generator), only the arithmetic shared. Per scenario, what ``adopt`` gives
+        the bank after its begin_scenario. A series is paired exactly when begin_scenario resamples
+        its scenario by round (two or more round ids) and it records rounds: those stay lazy."""
         wanted = []
         for runs in scenarios:
-            by_round = len({int(r) for run in runs for rounds in run.rounds.values() for r in rounds}) >= 2
+            by_round = len(_round_ids(runs)) >= 2
             wanted.append([(key, label, values) for key, label, values, rounds in _wanted_series(runs)
                            if not (by_round and rounds is not None)])
         drawn = self._draw([item for items in wanted for item in items])
@@ -231,6 +223,12 @@ def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, 
                 return None
     index = {s: i for i, s in enumerate(sweeps)}
     return np.array([index[sweep_of[r]] for r in ids])
+
+
+def _round_ids(runs: list[MergedRun]) -> list[int]:
+    """The rounds a scenario's runs were measured in, sorted (begin_scenario resamples by round when
+    there are two or more)."""
+    return sorted({int(r) for run in runs for rounds in run.rounds.values() for r in rounds})
 
 
 def _wanted_series(runs: list[MergedRun]):
@@ -514,7 +512,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later,
                        row=ROW_RATIO)
     ov_key = (run.group, run.id, "concurrent", "overlap")
-    ov_values = bank.cached_values(ov_key)  # prepare() computed the series already, unless paired
+    ov_values = bank.cached_values(ov_key)  # draw_unpaired computed the series already, unless paired
     if ov_values is None:
         ov_values = _overlap_series(run)
     if ov_values is None:

@@ -159,10 +159,13 @@ def repeat_interval(mean: float, suite_ci: list[float] | None) -> list[float] | 
     pairs (tests/test_visits.py simulates it); a capture's repeat interval holds the repeat's mean in
     95%, both ways at once in about 91%. This is the interval that answers "will a repeat agree?".
     Each side is widened from the point estimate, so an asymmetric interval stays asymmetric."""
-    if suite_ci is None:
-        return None
-    lo, hi = suite_ci
-    return [mean - REPEAT_FACTOR * (mean - lo), mean + REPEAT_FACTOR * (hi - mean)]
+    return None if suite_ci is None else _widened(mean, suite_ci, REPEAT_FACTOR)
+
+
+def _widened(mean: float, interval: list[float], factor: float) -> list[float]:
+    """``interval`` with each side, measured from ``mean``, ``factor`` times as long."""
+    lo, hi = interval
+    return [mean - factor * (mean - lo), mean + factor * (hi - mean)]
 
 
 def joint_repeat_intervals(rows: list[dict], confidence: float) -> None:
@@ -188,8 +191,7 @@ def joint_repeat_intervals(rows: list[dict], confidence: float) -> None:
         else:
             quantile = NormalDist().inv_cdf
         widen = float(quantile(1 - alpha / (2 * len(family))) / quantile(1 - alpha / 2))
-        mean, (lo, hi) = r["mean_fraction_of_ideal"], r["mean_fraction_pi_repeat"]
-        r["mean_fraction_pi_repeat_all"] = [mean - widen * (mean - lo), mean + widen * (hi - mean)]
+        r["mean_fraction_pi_repeat_all"] = _widened(r["mean_fraction_of_ideal"], r["mean_fraction_pi_repeat"], widen)
 
 
 def _mean(values: list[float | None]) -> float | None:

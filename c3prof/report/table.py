@@ -34,10 +34,11 @@ def _num(v, digits=2) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}"
 
 
-def _pct(v, ci=None) -> str:
+def _pct(v, ci=None, sign: str = "%") -> str:
+    """A fraction and its interval as whole percentages; ``sign=""`` for a column marked (%)."""
     if v is None:
         return "n/a"
-    return f"{v:.0%}" + (f" [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else " [-]")
+    return f"{v * 100:.0f}{sign}" + (f" [{ci[0] * 100:.0f}{sign}, {ci[1] * 100:.0f}{sign}]" if ci else " [-]")
 
 
 def _counter(entry: dict | None, kind: str) -> str:
@@ -174,7 +175,7 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
                  (s["variant"] or "-") + ("*" if s["selection"] == "default" else ""))
         sd = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
         t.add_row(s["strategy"], label, str(s["n_scenarios"]),
-                  _pct_plain(s["mean_fraction_of_ideal"], s["mean_fraction_ci"]),
+                  _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"], sign=""),
                   _bracket(s.get("mean_fraction_ci_suite")), _bracket(s.get("mean_fraction_pi_repeat_all")),
                   sd(s["mean_gemm_slowdown"]), sd(s["mean_comm_slowdown"]))
         name = f"{s['strategy']}/{s['variant'] or 'best'}"
@@ -192,13 +193,6 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
               f"measurement noise only. 'a repeat (all)': where a repeat capture's means of every strategy land, "
               f"all at once (simultaneous 95% prediction band; --json also gives each strategy's own, "
               f"mean_fraction_pi_repeat).[/]")
-
-
-def _pct_plain(v, ci=None) -> str:
-    """A fraction and its interval as whole percentages without the sign, for a column marked (%)."""
-    if v is None:
-        return "n/a"
-    return f"{v * 100:.0f}" + (f" [{ci[0] * 100:.0f}, {ci[1] * 100:.0f}]" if ci else " [-]")
 
 
 def _bracket(ci: list[float] | None) -> str:

@@ -195,7 +195,9 @@ def extensions():
         extra_compile_args=["-O3", "-ffp-contract=off", "-pthread"],
         extra_link_args=["-pthread"],
     )
-    return cythonize([*cuda_modules, kineto, bootstrap], language_level=3, nthreads=JOBS,
+    # The report JSON writer's check for NaN and infinity (c3prof/report/_finite.pyx): plain C.
+    finite = Extension("c3prof.report._finite", sources=["c3prof/report/_finite.pyx"], extra_compile_args=["-O2"])
+    return cythonize([*cuda_modules, kineto, bootstrap, finite], language_level=3, nthreads=JOBS,
                      compiler_directives={"embedsignature": True}) + cythonize_hip(cythonize)
 
 

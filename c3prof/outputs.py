@@ -201,6 +201,11 @@ def write_text_atomic(path: str | Path, text: str, what: str) -> None:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise C3profError(f"{path}: cannot write {what}: text is not valid Unicode ({exc.reason})") from None
+    write_bytes_atomic(path, data, what)
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, what: str) -> None:
+    """Write ``data`` atomically (atomic_file)."""
     with atomic_file(path, what) as tmp:
         tmp.write_bytes(data)
 

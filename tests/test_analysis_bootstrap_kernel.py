@@ -370,3 +370,35 @@ def test_threads_give_the_numbers_of_one_thread():
     assert one[0] == many[0] and one[1] == many[1]
     for a, b in zip(one[2:], many[2:]):
         assert np.array_equal(a, b, equal_nan=True)
+
+
+# --- round-paired medians ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_round_resampled_medians_kernel_equals_numpy(seed, monkeypatch):
+    """Ties, odd and even totals, rounds drawn 0-3 times, replicates that drew none of the
+    series' rounds (NaN), rounds the series lacks: the kernel's medians are numpy's, bit for bit."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n, rounds, b = int(rng.integers(1, 80)), int(rng.integers(1, 25)), int(rng.integers(1, 60))
+        values = np.round(rng.lognormal(0, 0.05, n), 2)          # rounded: many ties
+        index = rng.integers(0, rounds, n)
+        counts = rng.integers(0, 4, (b, rounds)).astype(np.int64)
+        counts[0] = 0                                             # this replicate drew nothing: NaN
+        got = stats.round_resampled_medians(values, index, counts)
+        monkeypatch.setattr(stats, "_bootstrap", None)
+        want = stats.round_resampled_medians(values, index, counts)
+        monkeypatch.setattr(stats, "_bootstrap", _bootstrap)
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.isnan(got[0])
+
+
+def test_round_medians_refuses_mismatched_inputs():
+    counts = np.ones((5, 3), dtype=np.int64)
+    out = np.empty(5)
+    with pytest.raises(ValueError, match="column outside"):
+        _bootstrap.round_medians(np.array([1.0, 2.0]), np.array([0, 3], dtype=np.intp), counts, out)
+    with pytest.raises(ValueError, match="one column per value"):
+        _bootstrap.round_medians(np.array([1.0, 2.0]), np.array([0], dtype=np.intp), counts, out)
+    with pytest.raises(ValueError, match="no values"):
+        _bootstrap.round_medians(np.empty(0), np.empty(0, dtype=np.intp), counts, out)

@@ -27,7 +27,7 @@ outputs, so the numbers do not depend on the thread count.
 """
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 from libc.stdlib cimport free, malloc
 from libcpp.vector cimport vector
 
@@ -801,6 +801,55 @@ cdef inline double _smallest(const double *values, Py_ssize_t count) noexcept no
         if values[j] < best:
             best = values[j]
     return best
+
+
+# ------------------------------------------------------------------------------------------------
+# Round-paired medians
+# ------------------------------------------------------------------------------------------------
+
+def round_medians(const double[::1] values, const Py_ssize_t[::1] cols, const int64_t[:, ::1] counts,
+                  double[::1] out):
+    """stats.round_resampled_medians from the sorted values: ``values`` ascending, ``cols[i]`` the
+    column of ``counts`` (B, R) that weights value i. out[b]: the median of the values with weights
+    counts[b, cols[i]] (mean of the two middle ones for an even total), NaN where the total is 0.
+
+    numpy forms every running sum of the (B, n) weights; here each replicate stops at its middle,
+    about half of n steps, and the total comes from the per-column value counts (R steps)."""
+    cdef Py_ssize_t n = values.shape[0], B = counts.shape[0], R = counts.shape[1]
+    cdef Py_ssize_t b, i, r, i_lo, i_hi
+    cdef int64_t total, lo_rank, hi_rank, cw
+    if cols.shape[0] != n or out.shape[0] != B:
+        raise ValueError("round_medians: one column per value and one output per replicate")
+    if n == 0:
+        raise ValueError("round_medians: no values")
+    for i in range(n):
+        if not 0 <= cols[i] < R:
+            raise ValueError("round_medians: a column outside counts")
+    cdef vector[int64_t] per_col = vector[int64_t](R, 0)   # values weighted by each column
+    for i in range(n):
+        per_col[cols[i]] += 1
+    with nogil:
+        for b in range(B):
+            total = 0
+            for r in range(R):
+                total += counts[b, r] * per_col[r]
+            if total == 0:
+                out[b] = NAN
+                continue
+            lo_rank = (total + 1) // 2   # 1-based ranks of the two middle values, as numpy's
+            hi_rank = total // 2 + 1
+            cw = 0
+            i = 0
+            # i_lo: the first value whose running weight reaches lo_rank (numpy: how many fall short)
+            while i < n - 1 and cw + counts[b, cols[i]] < lo_rank:
+                cw += counts[b, cols[i]]
+                i += 1
+            i_lo = i
+            while i < n - 1 and cw + counts[b, cols[i]] < hi_rank:
+                cw += counts[b, cols[i]]
+                i += 1
+            i_hi = i
+            out[b] = 0.5 * (values[i_lo] + values[i_hi])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -444,7 +444,16 @@ def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts:
     """
     order = np.argsort(values, kind="stable")
     v = np.asarray(values, dtype=float)[order]
-    w = counts[:, np.asarray(round_index)[order]]            # (B, n) weight of each sorted value
+    if _bootstrap is not None and v.size and counts.dtype == np.int64:  # the same medians, compiled
+        out = np.empty(counts.shape[0])
+        _bootstrap.round_medians(v, np.asarray(round_index, dtype=np.intp)[order], np.ascontiguousarray(counts), out)
+        return out
+    return _round_resampled_medians_numpy(v, np.asarray(round_index)[order], counts)
+
+
+def _round_resampled_medians_numpy(v: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """round_resampled_medians from the sorted values ``v`` and their columns of ``counts``."""
+    w = counts[:, cols]                                      # (B, n) weight of each sorted value
     cw = np.cumsum(w, axis=1)
     total = cw[:, -1]
     lo_rank = (total + 1) // 2                              # 1-based ranks of the two middle values

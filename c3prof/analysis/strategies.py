@@ -135,12 +135,8 @@ def _replication_interval(passes: list[RunMetrics], mean: float, suite: CI, conf
     if visit_means is None or not suite.ok:
         out["mean_fraction_ci_suite"] = suite.as_list()
         return out
-    # Imported here: scipy.stats takes about 0.7 s to import, a quarter of a 10^6-sample report's
-    # time budget, and only captures of several visits need it.
-    from scipy.stats import t as student_t
-
     v = len(visit_means)
-    half = float(student_t.ppf(0.5 + confidence / 2, v - 1) * np.std(visit_means, ddof=1) / np.sqrt(v))
+    half = float(t_quantile(0.5 + confidence / 2, v - 1) * np.std(visit_means, ddof=1) / np.sqrt(v))
     lo, hi = suite.as_list()
     out["mean_fraction_ci_suite"] = [min(lo, mean - half), max(hi, mean + half)]
     out["ci_suite_method"] = SUITE_CI_REPLICATION.format(v=v)
@@ -186,12 +182,20 @@ def joint_repeat_intervals(rows: list[dict], confidence: float) -> None:
     for r in family:
         visits = r.get("mean_fraction_by_visit")
         if visits and len(visits) >= 2:
-            from scipy.stats import t as student_t   # lazily, as in _replication_interval (import cost)
-            quantile = student_t(len(visits) - 1).ppf
+            df = len(visits) - 1
+            quantile = lambda p: t_quantile(p, df)  # noqa: E731
         else:
             quantile = NormalDist().inv_cdf
         widen = float(quantile(1 - alpha / (2 * len(family))) / quantile(1 - alpha / 2))
         r["mean_fraction_pi_repeat_all"] = _widened(r["mean_fraction_of_ideal"], r["mean_fraction_pi_repeat"], widen)
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile: ``scipy.stats.t.ppf(p, df)``, which is ``scipy.special.stdtrit(df, p)``
+    (the same value), without importing scipy.stats (about 0.7 s; scipy.special about 0.25 s)."""
+    from scipy.special import stdtrit   # lazily: only captures of several visits need it
+
+    return float(stdtrit(df, p))
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -1,0 +1,33 @@
+"""The c3prof command turns off numpy's huge-page advice before numpy is imported (c3prof/cli.py
+says why: on kernels that defragment on the fault, it cost a large report over a second)."""
+
+import os
+import subprocess
+import sys
+
+PROBE = """
+import sys
+import c3prof.cli
+assert "numpy" not in sys.modules, "c3prof.cli imported numpy before setting NUMPY_MADVISE_HUGEPAGE"
+import numpy
+try:
+    from numpy._core.multiarray import _get_madvise_hugepage
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import _get_madvise_hugepage
+print(_get_madvise_hugepage())
+"""
+
+
+def _probe(**env_changes) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    env.update(env_changes)
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_cli_turns_numpy_huge_pages_off_before_numpy_is_imported():
+    assert _probe() == "False"
+
+
+def test_a_value_the_user_set_wins():
+    assert _probe(NUMPY_MADVISE_HUGEPAGE="1") == "True"

@@ -52,8 +52,12 @@ RUNS = (("base", "default", "sm_copy"), ("sp", "comm_first", "sm_copy"), ("sp", 
 PHASES = ("gemm", "comm", "serial", "concurrent")
 
 
-def build_trace(path: Path, samples: int, scenarios: int = 25) -> int:
-    """Write a synthetic trace with about ``samples`` repetitions; returns the exact count."""
+def build_trace(path: Path, samples: int, scenarios: int = 25, rounds: bool = False) -> int:
+    """Write a synthetic trace with about ``samples`` repetitions; returns the exact count.
+
+    ``rounds``: every phase records its repetitions' rounds, as captures since 2026-11 do (one
+    repetition of every phase of every run of a scenario per round): the report then resamples each
+    scenario by round (paired), the path real captures take. Without: the older unpaired layout."""
     reps = max(1, samples // (scenarios * len(RUNS) * len(PHASES)))
     rng = np.random.default_rng(0)
     with TraceWriter(path, fsync=False, command=["benchmarks/bench_report.py"]) as w:
@@ -68,6 +72,7 @@ def build_trace(path: Path, samples: int, scenarios: int = 25) -> int:
             sc = {"name": f"bench-{s}", "gemm": {"m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"},
                   "comm": {"op": "transfer", "bytes": nbytes}}
             tg, tc = 0.2, 0.008 + nbytes / 3.9e8
+            paired = {"rounds": list(range(reps)), "round_group": f"{sc['name']}@synthetic"} if rounds else {}
             for strategy, variant, transport in RUNS:
                 for phase in PHASES:
                     noise = lambda: rng.lognormal(0, 0.01, reps)  # noqa: E731
@@ -84,7 +89,7 @@ def build_trace(path: Path, samples: int, scenarios: int = 25) -> int:
                     w.write({"record": "phase", "run": run_id(sc["name"], strategy, variant), "scenario": sc,
                              "strategy": strategy, "variant": variant, "params": {"transport": transport},
                              "phase": phase, "samples": {k: np.round(v, 6).tolist() for k, v in smp.items()},
-                             "stop": {}})
+                             "stop": {}, **paired})
         w.write({"record": "end", "status": "complete"})
     return reps * scenarios * len(RUNS) * len(PHASES)
 
@@ -196,6 +201,8 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--scenarios", type=int, default=2500,
                     help="scenarios (x4 runs); more scenarios = more runs with fewer repetitions each")
+    ap.add_argument("--rounds", action="store_true",
+                    help="phases record their rounds, as current captures do (the report resamples by round)")
     ap.add_argument("--scaling", action="store_true", help="also run at a quarter of the size")
     ap.add_argument("--repeat", type=int, default=3, help="fresh-process runs per candidate (median reported)")
     ap.add_argument("--baseline", metavar="REV", help="also time the c3prof of this git revision")
@@ -218,9 +225,10 @@ def main() -> int:
             for n in ([args.samples // 4] if args.scaling else []) + [args.samples]:
                 trace = tmp / f"synthetic_bench_{n}.jsonl"
                 t0 = time.perf_counter()
-                exact = build_trace(trace, n, args.scenarios)
+                exact = build_trace(trace, n, args.scenarios, args.rounds)
                 mb = trace.stat().st_size / 2**20
                 print(f"samples {exact:,d}  runs {args.scenarios * len(RUNS):,d}  trace {mb:.1f} MiB "
+                      f"({'rounds recorded' if args.rounds else 'no rounds: unpaired'}) "
                       f"(SYNTHETIC, built in {time.perf_counter() - t0:.1f} s)")
                 wall = side_by_side(whos, trace, tmp, args.repeat, figures=False, jobs=args.jobs)["worktree"]
     print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted; {_load()})")
@@ -240,7 +248,8 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
                           "cpu_s": statistics.median(r["cpu_s"] for r in runs)}
     args.json.write_text(json.dumps({
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
-        "samples": args.samples, "scenarios": args.scenarios, "repeat": args.repeat, "jobs": args.jobs,
+        "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
+        "jobs": args.jobs,
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
     print(f"wrote {args.json}")

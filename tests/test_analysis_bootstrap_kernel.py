@@ -393,12 +393,66 @@ def test_round_resampled_medians_kernel_equals_numpy(seed, monkeypatch):
         assert np.isnan(got[0])
 
 
-def test_round_medians_refuses_mismatched_inputs():
+@pytest.mark.parametrize("threads, simd", [(1, True), (3, True), (1, False)])
+def test_paired_medians_of_many_series_equal_numpys_one_by_one(threads, simd, monkeypatch):
+    """One kernel call for a scenario's series (some with the same rounds, sharing the totals; some
+    with others, or with rounds more than once): each row is that series' numpy replicates."""
+    rng = np.random.default_rng(7)
+    rounds, b = 12, 300
+    counts = stats.draw_round_counts(rounds, b, rng)
+    values, cols = [], []
+    for i in range(150):   # more than one thread's share (64 series)
+        n = rounds if i % 3 else int(rng.integers(1, 3 * rounds))
+        values.append(np.round(rng.lognormal(0, 0.05, n), 2))
+        cols.append(np.arange(n) % rounds if i % 3 else rng.integers(0, rounds, n))
+    _bootstrap.set_threads(threads)
+    _bootstrap.use_avx2(simd)
+    try:
+        medians, reps = stats.paired_medians(values, cols, counts)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+        _bootstrap.use_avx2(True)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want_medians, want = stats.paired_medians(values, cols, counts)
+    assert medians == want_medians == [stats.fast_median(v) for v in values]
+    assert np.array_equal(reps, want, equal_nan=True)
+
+
+def test_round_median_rows_refuses_bad_inputs():
     counts = np.ones((5, 3), dtype=np.int64)
-    out = np.empty(5)
+    out, med = np.empty((1, 5)), np.empty(1)
+    starts = np.array([0, 2], dtype=np.intp)
     with pytest.raises(ValueError, match="column outside"):
-        _bootstrap.round_medians(np.array([1.0, 2.0]), np.array([0, 3], dtype=np.intp), counts, out)
-    with pytest.raises(ValueError, match="one column per value"):
-        _bootstrap.round_medians(np.array([1.0, 2.0]), np.array([0], dtype=np.intp), counts, out)
-    with pytest.raises(ValueError, match="no values"):
-        _bootstrap.round_medians(np.empty(0), np.empty(0, dtype=np.intp), counts, out)
+        _bootstrap.round_median_rows(np.array([1.0, 2.0]), np.array([0, 3], dtype=np.intp), starts, counts, out, med)
+    with pytest.raises(ValueError, match="finite"):
+        _bootstrap.round_median_rows(np.array([1.0, np.nan]), np.array([0, 1], dtype=np.intp), starts, counts, out,
+                                     med)
+    with pytest.raises(ValueError, match="cover the values"):
+        _bootstrap.round_median_rows(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 2], dtype=np.intp), starts, counts,
+                                     out, med)
+    with pytest.raises(ValueError, match="needs a value"):
+        _bootstrap.round_median_rows(np.array([1.0, 2.0]), np.array([0, 1], dtype=np.intp),
+                                     np.array([0, 0, 2], dtype=np.intp), counts, np.empty((2, 5)), np.empty(2))
+
+
+def test_paired_medians_with_weights_beyond_32_bits_use_numpy(monkeypatch):
+    counts = np.full((4, 2), 2**30, dtype=np.int64)   # a running weight would pass 2^31
+    values, cols = [np.array([3.0, 1.0, 2.0])], [np.array([0, 1, 1])]
+    with pytest.raises(ValueError, match="32-bit"):
+        _bootstrap.round_median_rows(values[0], cols[0].astype(np.intp), np.array([0, 3], dtype=np.intp), counts,
+                                     np.empty((1, 4)), np.empty(1))
+    got = stats.paired_medians(values, cols, counts)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want = stats.paired_medians(values, cols, counts)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 7, 40])
+def test_draw_round_counts_kernel_equals_numpy(rounds, monkeypatch):
+    got = stats.draw_round_counts(rounds, 500, rng_for(3, "rounds", rounds))
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want = stats.draw_round_counts(rounds, 500, rng_for(3, "rounds", rounds))
+    assert got.dtype == want.dtype == np.int64 and np.array_equal(got, want)
+    assert (got.sum(axis=1) == rounds).all()
+    with pytest.raises(ValueError, match="outside"):
+        _bootstrap.round_counts(np.array([[0, 5]], dtype=np.int64), np.empty((1, 3), dtype=np.int64))

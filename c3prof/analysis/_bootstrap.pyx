@@ -37,6 +37,7 @@ cdef extern from *:
     #include <stdlib.h>
     #include <algorithm>
     #include <atomic>
+    #include <cmath>
     #include <thread>
     #include <utility>
     #include <vector>
@@ -528,6 +529,116 @@ cdef extern from *:
         c3_run_chunks(c3_draws_chunk, &job, rows, threads);
     }
 
+    /* Round-paired medians of series s = first..last-1 (round_median_rows), numpy's algorithm
+       (stats._round_resampled_medians_numpy) without its (B, n) arrays: each series' values ordered
+       as np.argsort(kind="stable") orders them; then, for every replicate b at once, the running
+       weight cw[b] over the sorted values (weights `ct`, the counts transposed to (R, B) int32, so
+       that the loop over b is contiguous and the compiler vectorizes it) and how many running
+       weights fall short of the 1-based ranks (total + 1) / 2 and total / 2 + 1: those counts,
+       capped at n - 1, are the two middle values' places. NaN where the total is 0. The totals
+       depend only on how many values each column has, so consecutive series with the same
+       pattern (the phases of one scenario's runs) share them. int32 is enough: the caller checks
+       that no running weight can reach 2^31. */
+    typedef struct {
+        const double *values; const ptrdiff_t *cols; const ptrdiff_t *starts; const int32_t *ct;
+        ptrdiff_t B, R; double *out; double *medians; std::atomic<int> failed;
+    } c3_round_job;
+
+    /* For every replicate b: the running weight over the sorted values, and how many of its
+       values fall short of lo_rank[b] and of hi_rank[b]. The loop over b is contiguous, so the
+       compiler vectorizes it (4 lanes of int32 in the baseline body, 8 in the AVX2 one). */
+    C3_BODY void c3_round_counts_body(const int32_t *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
+                                      const int32_t *__restrict lo_rank, const int32_t *__restrict hi_rank,
+                                      int32_t *__restrict cw, int32_t *__restrict n_lo, int32_t *__restrict n_hi) {
+        for (ptrdiff_t b = 0; b < B; b++) { cw[b] = 0; n_lo[b] = 0; n_hi[b] = 0; }
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const int32_t *__restrict w = ct + c[i] * B;
+            for (ptrdiff_t b = 0; b < B; b++) {
+                const int32_t run = cw[b] + w[b];
+                cw[b] = run;
+                n_lo[b] += run < lo_rank[b];
+                n_hi[b] += run < hi_rank[b];
+            }
+        }
+    }
+    static void c3_round_counts_base(const int32_t *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
+                                     const int32_t *lo_rank, const int32_t *hi_rank, int32_t *cw, int32_t *n_lo,
+                                     int32_t *n_hi) {
+        c3_round_counts_body(ct, c, n, B, lo_rank, hi_rank, cw, n_lo, n_hi);
+    }
+    #ifdef C3_AVX2
+    C3_AVX2 static void c3_round_counts_avx2(const int32_t *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
+                                             const int32_t *lo_rank, const int32_t *hi_rank, int32_t *cw,
+                                             int32_t *n_lo, int32_t *n_hi) {
+        c3_round_counts_body(ct, c, n, B, lo_rank, hi_rank, cw, n_lo, n_hi);
+    }
+    #endif
+
+    static void c3_round_chunk(void *ctx, ptrdiff_t first, ptrdiff_t last) {
+        c3_round_job *j = (c3_round_job *)ctx;
+        const ptrdiff_t B = j->B, R = j->R;
+        try {
+            std::vector<int32_t> per_col(R), shared(R, -1), lo_rank(B), hi_rank(B), cw(B), n_lo(B), n_hi(B);
+            std::vector<int64_t> totals(B);
+            std::vector<ptrdiff_t> order, c;
+            std::vector<double> v;
+            for (ptrdiff_t s = first; s < last; s++) {
+                const ptrdiff_t lo = j->starts[s], n = j->starts[s + 1] - lo;
+                const double *x = j->values + lo;
+                order.resize(n); v.resize(n); c.resize(n);
+                for (ptrdiff_t i = 0; i < n; i++) order[i] = i;
+                std::stable_sort(order.begin(), order.end(), [x](ptrdiff_t a, ptrdiff_t b) { return x[a] < x[b]; });
+                std::fill(per_col.begin(), per_col.end(), 0);
+                for (ptrdiff_t i = 0; i < n; i++) {
+                    v[i] = x[order[i]];
+                    c[i] = j->cols[lo + order[i]];
+                    per_col[c[i]] += 1;
+                }
+                j->medians[s] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+                if (per_col != shared) {
+                    std::fill(totals.begin(), totals.end(), 0);
+                    for (ptrdiff_t r = 0; r < R; r++) {
+                        if (!per_col[r]) continue;
+                        const int32_t *w = j->ct + r * B;
+                        for (ptrdiff_t b = 0; b < B; b++) totals[b] += (int64_t)w[b] * per_col[r];
+                    }
+                    for (ptrdiff_t b = 0; b < B; b++) {
+                        lo_rank[b] = (int32_t)((totals[b] + 1) / 2);
+                        hi_rank[b] = (int32_t)(totals[b] / 2 + 1);
+                    }
+                    shared = per_col;
+                }
+                C3_PICK(c3_round_counts, j->ct, c.data(), n, B, lo_rank.data(), hi_rank.data(), cw.data(),
+                        n_lo.data(), n_hi.data());
+                double *out = j->out + s * B;
+                for (ptrdiff_t b = 0; b < B; b++) {
+                    const ptrdiff_t i_lo = std::min<ptrdiff_t>(n_lo[b], n - 1), i_hi = std::min<ptrdiff_t>(n_hi[b], n - 1);
+                    out[b] = totals[b] == 0 ? NAN : 0.5 * (v[i_lo] + v[i_hi]);
+                }
+            }
+        } catch (...) {  /* std::bad_alloc: reported by the caller */
+            j->failed = 1;
+        }
+    }
+
+    static int c3_round_medians(const double *values, const ptrdiff_t *cols, const ptrdiff_t *starts, ptrdiff_t S,
+                                const int64_t *counts, ptrdiff_t B, ptrdiff_t R, double *out, double *medians,
+                                int threads) {
+        c3_round_job job;
+        std::vector<int32_t> ct;
+        try {
+            ct.resize(R * B);
+        } catch (...) {
+            return -1;
+        }
+        for (ptrdiff_t b = 0; b < B; b++)
+            for (ptrdiff_t r = 0; r < R; r++) ct[r * B + b] = (int32_t)counts[b * R + r];
+        job.values = values; job.cols = cols; job.starts = starts; job.ct = ct.data();
+        job.B = B; job.R = R; job.out = out; job.medians = medians; job.failed = 0;
+        c3_run_chunks(c3_round_chunk, &job, S, threads);
+        return job.failed ? -1 : 0;
+    }
+
     /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
     static int c3_simd_use(int on) {
         c3_simd_avx2 = on && c3_simd_supported;
@@ -567,6 +678,9 @@ cdef extern from *:
                                  double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
     void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
     int c3_simd_use(int on) nogil
+    int c3_round_medians(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts, Py_ssize_t S,
+                         const int64_t *counts, Py_ssize_t B, Py_ssize_t R, double *out, double *medians,
+                         int threads) nogil
 
 
 c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
@@ -616,6 +730,7 @@ cdef int _threads = 1
 # rows of estimate_rows, series of the tabled draws (2000 draws each, about 5 us).
 cdef Py_ssize_t _ROWS_PER_THREAD = 256
 cdef Py_ssize_t _SERIES_PER_THREAD = 16
+cdef Py_ssize_t _PAIRED_SERIES_PER_THREAD = 64  # round_median_rows: a series of 25 values takes about 5 us
 cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
 
 
@@ -807,49 +922,66 @@ cdef inline double _smallest(const double *values, Py_ssize_t count) noexcept no
 # Round-paired medians
 # ------------------------------------------------------------------------------------------------
 
-def round_medians(const double[::1] values, const Py_ssize_t[::1] cols, const int64_t[:, ::1] counts,
-                  double[::1] out):
-    """stats.round_resampled_medians from the sorted values: ``values`` ascending, ``cols[i]`` the
-    column of ``counts`` (B, R) that weights value i. out[b]: the median of the values with weights
-    counts[b, cols[i]] (mean of the two middle ones for an even total), NaN where the total is 0.
-
-    numpy forms every running sum of the (B, n) weights; here each replicate stops at its middle,
-    about half of n steps, and the total comes from the per-column value counts (R steps)."""
-    cdef Py_ssize_t n = values.shape[0], B = counts.shape[0], R = counts.shape[1]
-    cdef Py_ssize_t b, i, r, i_lo, i_hi
-    cdef int64_t total, lo_rank, hi_rank, cw
-    if cols.shape[0] != n or out.shape[0] != B:
-        raise ValueError("round_medians: one column per value and one output per replicate")
-    if n == 0:
-        raise ValueError("round_medians: no values")
-    for i in range(n):
-        if not 0 <= cols[i] < R:
-            raise ValueError("round_medians: a column outside counts")
-    cdef vector[int64_t] per_col = vector[int64_t](R, 0)   # values weighted by each column
-    for i in range(n):
-        per_col[cols[i]] += 1
+def round_counts(const int64_t[:, ::1] picks, int64_t[:, ::1] counts):
+    """counts[b, r] = how many times row b of ``picks`` (B, n) holds r: stats.draw_round_counts'
+    multiplicities (numpy's np.add.at formulation), ``counts`` (B, R) zeroed here."""
+    cdef Py_ssize_t B = picks.shape[0], n = picks.shape[1], R = counts.shape[1], b, j
+    cdef int64_t r
+    if counts.shape[0] != B:
+        raise ValueError("round_counts: one row of counts per row of picks")
+    for b in range(B):
+        for j in range(n):
+            if not 0 <= picks[b, j] < R:
+                raise ValueError("round_counts: a pick outside the columns")
     with nogil:
         for b in range(B):
-            total = 0
-            for r in range(R):
-                total += counts[b, r] * per_col[r]
-            if total == 0:
-                out[b] = NAN
-                continue
-            lo_rank = (total + 1) // 2   # 1-based ranks of the two middle values, as numpy's
-            hi_rank = total // 2 + 1
-            cw = 0
-            i = 0
-            # i_lo: the first value whose running weight reaches lo_rank (numpy: how many fall short)
-            while i < n - 1 and cw + counts[b, cols[i]] < lo_rank:
-                cw += counts[b, cols[i]]
-                i += 1
-            i_lo = i
-            while i < n - 1 and cw + counts[b, cols[i]] < hi_rank:
-                cw += counts[b, cols[i]]
-                i += 1
-            i_hi = i
-            out[b] = 0.5 * (values[i_lo] + values[i_hi])
+            for j in range(R):
+                counts[b, j] = 0
+            for j in range(n):
+                counts[b, picks[b, j]] += 1
+
+
+def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
+                      const int64_t[:, ::1] counts, double[:, ::1] out, double[::1] medians):
+    """stats.round_resampled_medians of S series at once: series s is ``values[starts[s]:starts[s+1]]``
+    (finite, in any order), ``cols`` the column of ``counts`` (B, R) that weights each value. Row s
+    of ``out`` (S, B) gets its replicates, ``medians[s]`` its median (stats.sorted_median). numpy
+    forms every running sum of the (B, n) weights; here each replicate stops at its middle."""
+    cdef Py_ssize_t S = starts.shape[0] - 1, B = counts.shape[0], R = counts.shape[1], i, s
+    if S < 0 or out.shape[0] != S or medians.shape[0] != S or out.shape[1] != B or cols.shape[0] != values.shape[0]:
+        raise ValueError("round_median_rows: one start per series and a last one, an (S, B) out, one column per value")
+    if S == 0:
+        return
+    if starts[0] != 0 or starts[S] != values.shape[0]:
+        raise ValueError("round_median_rows: the starts must cover the values")
+    for s in range(S):
+        if starts[s + 1] <= starts[s]:
+            raise ValueError("round_median_rows: every series needs a value")
+    for i in range(values.shape[0]):
+        if not 0 <= cols[i] < R:
+            raise ValueError("round_median_rows: a column outside counts")
+        if not isfinite(values[i]):
+            raise ValueError("round_median_rows: values must be finite")
+    cdef Py_ssize_t b, r, longest = 0
+    cdef int64_t most = 0, row_sum
+    for s in range(S):
+        longest = max(longest, starts[s + 1] - starts[s])
+    for b in range(B):
+        row_sum = 0
+        for r in range(R):
+            if counts[b, r] < 0:
+                raise ValueError("round_median_rows: negative counts")
+            row_sum += counts[b, r]
+        most = max(most, row_sum)
+    if most * longest >= 2**31:   # a running weight is at most a row's sum times the values
+        raise ValueError("round_median_rows: weights too large for the kernel's 32-bit sums")
+    cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
+    cdef int failed
+    with nogil:
+        failed = c3_round_medians(&values[0], &cols[0], &starts[0], S, &counts[0, 0], B, R, &out[0, 0], &medians[0],
+                                  threads)
+    if failed:
+        raise MemoryError("round_median_rows: no memory for a series' scratch")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -48,9 +48,9 @@ from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, percentile_ci,
+                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, paired_medians, percentile_ci,
                                    percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME,
-                                   round_resampled_medians, rng_for, row_intervals, row_intervals_apply, sorted_median)
+                                   rng_for, row_intervals, row_intervals_apply, sorted_median)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,8 @@ class SeriesBank:
         self._cache: dict[tuple, Series] = {}
         self.memo: dict[tuple, "Estimate"] = {}   # estimates several runs of the scenario share
         self._ideal_reps: dict[tuple[str, str, str], np.ndarray] = {}   # ideal_replicates
-        self._round_pos: dict[int, int] = {}     # group-wide round id -> column of _counts
+        self._round_ids = np.empty(0, dtype=np.int64)   # group-wide round ids (sorted): the columns of _counts
+        self._columns_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}   # _columns, per rounds array
         self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visit_rounds: list[np.ndarray] | None = None   # round ids of each visit (2+ visits)
         # The first (visit) stage, drawn once per group and number of visits and shared by every
@@ -104,7 +105,8 @@ class SeriesBank:
         self._cache.clear()
         self.memo.clear()
         self._ideal_reps.clear()
-        self._round_pos = {}
+        self._round_ids = np.empty(0, dtype=np.int64)
+        self._columns_of.clear()
         self._counts = None
         self.visit_rounds = None
 
@@ -123,12 +125,12 @@ class SeriesBank:
         self.clear()
         ids = _round_ids(runs)
         if len(ids) >= 2:
-            self._round_pos = {r: i for i, r in enumerate(ids)}
+            self._round_ids = ids
             rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
-            visits = _complete_visits(runs, ids, sweep_of or {})
+            visits = _complete_visits(runs, ids.tolist(), sweep_of or {})
             n = self.settings.n_resamples
             if visits is not None:  # indices 0..V-1 (_complete_visits)
-                self.visit_rounds = [np.asarray(ids)[visits == v] for v in range(int(visits.max()) + 1)]
+                self.visit_rounds = [ids[visits == v] for v in range(int(visits.max()) + 1)]
             self._counts = (draw_round_counts(len(ids), n, rng) if visits is None
                             else draw_visit_round_counts(visits, n, rng, self._shared_visit_picks(group_key)))
 
@@ -140,16 +142,42 @@ class SeriesBank:
         return self._visit_picks[key]
 
     def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
+        cols = self._columns(rounds)
+        if cols is not None:
+            (median,), reps = paired_medians([values], [cols], self._counts)
+            return Series(label=label, values=values, median=median, replicates=reps[0], paired=True)
         srt = np.sort(values)
-        if self._paired(rounds):
-            cols = np.array([self._round_pos[int(r)] for r in rounds])
-            reps = round_resampled_medians(values, cols, self._counts)
-            return Series(label=label, values=values, median=sorted_median(srt), replicates=reps, paired=True)
         reps = bootstrap_medians(srt, self.settings.n_resamples, rng_for(self.settings.seed, *key), presorted=True)
         return Series(label=label, values=values, median=sorted_median(srt), replicates=reps)
 
-    def _paired(self, rounds: np.ndarray | None) -> bool:
-        return rounds is not None and self._counts is not None and all(int(r) in self._round_pos for r in rounds)
+    def _columns(self, rounds: np.ndarray | None) -> np.ndarray | None:
+        """The columns of the scenario's round draw that weight a series recorded in ``rounds``;
+        None when it is not resampled by round (no draw, or a round outside the scenario's)."""
+        if rounds is None or self._counts is None:
+            return None
+        known = self._columns_of.get(id(rounds))   # the series of one phase share its rounds array
+        if known is not None and known[0] is rounds:
+            return known[1]
+        ids = self._round_ids
+        cols = np.searchsorted(ids, rounds)
+        if cols.size and (cols.max() >= ids.size or not np.array_equal(ids[cols], rounds)):
+            cols = None
+        self._columns_of[id(rounds)] = (rounds, cols)
+        return cols
+
+    def draw_paired(self, runs: list[MergedRun]) -> None:
+        """The round-paired replicates of every series run_metrics asks of the runs of the scenario
+        just begun (begin_scenario), in one kernel call (stats.paired_medians): the Series ``get``
+        would make one by one, with the same numbers."""
+        if self._counts is None:
+            return
+        wanted = [(key, label, values, cols) for key, label, values, rounds in _wanted_series(runs)
+                  if (cols := self._columns(rounds)) is not None and key not in self._cache]
+        if not wanted:
+            return
+        medians, reps = paired_medians([w[2] for w in wanted], [w[3] for w in wanted], self._counts)
+        for (key, label, values, _), median, row in zip(wanted, medians, reps):
+            self._cache[key] = Series(label=label, values=values, median=median, replicates=row, paired=True)
 
     def draw_unpaired(self, scenarios: list[list[MergedRun]]) -> list[dict[tuple, Series]]:
         """The unpaired replicates of every series run_metrics asks of several scenarios' runs, drawn
@@ -225,10 +253,11 @@ def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, 
     return np.array([index[sweep_of[r]] for r in ids])
 
 
-def _round_ids(runs: list[MergedRun]) -> list[int]:
+def _round_ids(runs: list[MergedRun]) -> np.ndarray:
     """The rounds a scenario's runs were measured in, sorted (begin_scenario resamples by round when
     there are two or more)."""
-    return sorted({int(r) for run in runs for rounds in run.rounds.values() for r in rounds})
+    recorded = [rounds for run in runs for rounds in run.rounds.values()]
+    return np.unique(np.concatenate(recorded)).astype(np.int64, copy=False) if recorded else np.empty(0, np.int64)
 
 
 def _wanted_series(runs: list[MergedRun]):
@@ -640,6 +669,7 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
                 default = (None, f"no base run for scenario {name!r} in this group")
                 bank.begin_scenario(group.key, name, runs, group.round_sweep)
                 bank.adopt(drawn[at % PREPARE_SCENARIOS])
+                bank.draw_paired(runs)
                 for run in runs:
                     # A base run is its own reference (primary == own), whatever its variant.
                     base, why = (run, None) if run.strategy == "base" else bases.get(name, default)

@@ -23,6 +23,8 @@ load average is printed before and after each run and saved with ``--json PATH``
     python benchmarks/bench_report.py -j 2 --baseline main     # both candidates with report -j 2
     python benchmarks/bench_report.py --baseline main --repeat 5 --json benchmarks/results/bench_report_x.json
     python benchmarks/bench_report.py --scenarios 25           # 100 runs of 2500 repetitions per phase
+    python benchmarks/bench_report.py --rounds                 # phases record rounds, as captures do
+    python benchmarks/bench_report.py --cpus 0,1 --baseline-tree /tmp/base   # 2 cores of a bigger machine
 """
 
 from __future__ import annotations
@@ -106,16 +108,21 @@ class Candidate:
 def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
     """This worktree first, then the baseline asked for (if any)."""
     out = [Candidate("worktree", sys.executable, ROOT)]
-    if args.baseline:
+    if args.baseline or args.baseline_tree:
         src = tmp / "baseline"
         src.mkdir()
         # The package alone, as of REV: `python -m c3prof` run from src imports it (cwd comes first
         # on sys.path). The report path needs no compiled extension.
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "c3prof"], capture_output=True)
-        if archive.returncode != 0:
-            raise SystemExit(f"git archive {args.baseline}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
-        label = f"rev {args.baseline}" + ("" if _build_kernel(src) else " (numpy, no kernel)")
+        if args.baseline_tree:   # a copy made elsewhere (a machine without the git history)
+            shutil.copytree(args.baseline_tree / "c3prof", src / "c3prof")
+            name = f"tree {args.baseline_tree.name}"
+        else:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "c3prof"], capture_output=True)
+            if archive.returncode != 0:
+                raise SystemExit(f"git archive {args.baseline}: {archive.stderr.decode().strip()}")
+            subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+            name = f"rev {args.baseline}"
+        label = name + ("" if _build_kernel(src) else " (numpy, no kernel)")
         out.append(Candidate(label, sys.executable, src))
     if args.baseline_python:
         out.append(Candidate(f"python {args.baseline_python}", args.baseline_python, tmp))  # its installed c3prof
@@ -151,7 +158,8 @@ def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tup
     fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
     cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *extra]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=who.cwd)
+    pin = (lambda: os.sched_setaffinity(0, CPUS)) if CPUS else None   # --cpus: the child on those CPUs only
+    proc = subprocess.Popen(cmd, cwd=who.cwd, preexec_fn=pin)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -174,6 +182,7 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
             if figures:
                 fig_dir = tmp / "figures"
                 fig_wall, fig_cpu, _ = time_report(w, trace, tmp / "report.json", ["--figures", str(fig_dir)])
+                RUNS_LOG[-1].update(figures_total_wall_s=fig_wall, figures_total_cpu_s=fig_cpu)
                 wall, cpu = fig_wall - wall, fig_cpu - cpu
                 shutil.rmtree(fig_dir)
             walls[w.label].append((wall, cpu))
@@ -190,6 +199,8 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
 
 # Every timed run (for --json).
 RUNS_LOG: list[dict] = []
+# The CPUs every timed report runs on (--cpus; empty: wherever the system puts it).
+CPUS: set[int] = set()
 
 
 def _load() -> str:
@@ -206,14 +217,21 @@ def main() -> int:
     ap.add_argument("--scaling", action="store_true", help="also run at a quarter of the size")
     ap.add_argument("--repeat", type=int, default=3, help="fresh-process runs per candidate (median reported)")
     ap.add_argument("--baseline", metavar="REV", help="also time the c3prof of this git revision")
+    ap.add_argument("--baseline-tree", metavar="DIR", type=Path,
+                    help="also time the c3prof package in DIR/c3prof (e.g. `git archive REV c3prof` unpacked there)")
     ap.add_argument("--baseline-python", metavar="PY", help="also time the c3prof installed for this interpreter")
+    ap.add_argument("--cpus", metavar="LIST",
+                    help="run every timed report on these CPUs only (e.g. 0,1: two cores of a larger machine)")
     ap.add_argument("--figures", metavar="TRACE", type=Path,
                     help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
     args = ap.parse_args()
-    print(f"c3prof report benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; {_load()}")
+    if args.cpus:
+        CPUS.update(int(c) for c in args.cpus.split(","))
+    print(f"c3prof report benchmark: {os.cpu_count()} CPUs" + (f" (reports pinned to {sorted(CPUS)})" if CPUS else "")
+          + f", Python {sys.version.split()[0]}; {_load()}")
     wall = 0.0
     with tempfile.TemporaryDirectory(prefix="c3prof-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -249,7 +267,7 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
     args.json.write_text(json.dumps({
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
-        "jobs": args.jobs,
+        "jobs": args.jobs, "cpus_pinned": sorted(CPUS), "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
     print(f"wrote {args.json}")

@@ -1,7 +1,7 @@
 """The report's batched statistics give the numbers of the one-series-at-a-time reference path.
 
 ``c3prof report`` draws the median replicates of many series in one call (many_bootstrap_medians,
-SeriesBank.draw_unpaired) and computes many intervals at once (percentile_cis, PendingCIs). Each is
+SeriesBank.draw) and computes many intervals at once (percentile_cis, PendingCIs). Each is
 checked here against the per-series path it replaces, for equality (not closeness): same keyed
 generators, same replicates, same intervals. The inputs are small SYNTHETIC series.
 """

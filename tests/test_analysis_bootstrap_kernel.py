@@ -408,42 +408,66 @@ def test_paired_medians_of_many_series_equal_numpys_one_by_one(threads, simd, mo
     _bootstrap.set_threads(threads)
     _bootstrap.use_avx2(simd)
     try:
-        medians, reps = stats.paired_medians(values, cols, counts)
+        medians, reps = stats.paired_medians(values, cols, [counts], [0] * len(values))
     finally:
         _bootstrap.set_threads(stats.KERNEL_THREADS)
         _bootstrap.use_avx2(True)
     monkeypatch.setattr(stats, "_bootstrap", None)
-    want_medians, want = stats.paired_medians(values, cols, counts)
+    want_medians, want = stats.paired_medians(values, cols, [counts], [0] * len(values))
     assert medians == want_medians == [stats.fast_median(v) for v in values]
     assert np.array_equal(reps, want, equal_nan=True)
 
 
+def test_paired_medians_over_several_draws_equal_each_draw_alone():
+    """A batch of scenarios (one draw each, different round counts) in one call: each series'
+    replicates are those of its own scenario's draw."""
+    rng = np.random.default_rng(9)
+    draws = [stats.draw_round_counts(r, 200, rng) for r in (3, 8, 5)]
+    values, cols, which = [], [], []
+    for k, d in enumerate(draws):
+        for _ in range(5):
+            n = int(rng.integers(1, 20))
+            values.append(np.round(rng.normal(size=n), 1))
+            cols.append(rng.integers(0, d.shape[1], n))
+            which.append(k)
+    medians, reps = stats.paired_medians(values, cols, draws, which)
+    for i, (v, c, k) in enumerate(zip(values, cols, which)):
+        assert np.array_equal(reps[i], stats.round_resampled_medians(v, c, draws[k]), equal_nan=True)
+        assert medians[i] == stats.fast_median(v)
+
+
+def _rows(values, cols, starts, which, draws, s=1, b=5):
+    _bootstrap.round_median_rows(np.asarray(values, dtype=float), np.asarray(cols, dtype=np.intp),
+                                 np.asarray(starts, dtype=np.intp), np.asarray(which, dtype=np.intp), draws,
+                                 np.empty((s, b)), np.empty(s))
+
+
 def test_round_median_rows_refuses_bad_inputs():
-    counts = np.ones((5, 3), dtype=np.int64)
-    out, med = np.empty((1, 5)), np.empty(1)
-    starts = np.array([0, 2], dtype=np.intp)
+    counts = [np.ones((5, 3), dtype=np.int64)]
     with pytest.raises(ValueError, match="column outside"):
-        _bootstrap.round_median_rows(np.array([1.0, 2.0]), np.array([0, 3], dtype=np.intp), starts, counts, out, med)
+        _rows([1.0, 2.0], [0, 3], [0, 2], [0], counts)
     with pytest.raises(ValueError, match="finite"):
-        _bootstrap.round_median_rows(np.array([1.0, np.nan]), np.array([0, 1], dtype=np.intp), starts, counts, out,
-                                     med)
+        _rows([1.0, np.nan], [0, 1], [0, 2], [0], counts)
     with pytest.raises(ValueError, match="cover the values"):
-        _bootstrap.round_median_rows(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 2], dtype=np.intp), starts, counts,
-                                     out, med)
+        _rows([1.0, 2.0, 3.0], [0, 1, 2], [0, 2], [0], counts)
     with pytest.raises(ValueError, match="needs a value"):
-        _bootstrap.round_median_rows(np.array([1.0, 2.0]), np.array([0, 1], dtype=np.intp),
-                                     np.array([0, 0, 2], dtype=np.intp), counts, np.empty((2, 5)), np.empty(2))
+        _rows([1.0, 2.0], [0, 1], [0, 0, 2], [0, 0], counts, s=2)
+    with pytest.raises(ValueError, match="names no draw"):
+        _rows([1.0, 2.0], [0, 1], [0, 2], [1], counts)
+    with pytest.raises(ValueError, match="B rows"):
+        _rows([1.0, 2.0], [0, 1], [0, 2], [0], [np.ones((4, 3), dtype=np.int64)])
+    with pytest.raises(ValueError, match="negative"):
+        _rows([1.0, 2.0], [0, 1], [0, 2], [0], [-np.ones((5, 3), dtype=np.int64)])
 
 
 def test_paired_medians_with_weights_beyond_32_bits_use_numpy(monkeypatch):
     counts = np.full((4, 2), 2**30, dtype=np.int64)   # a running weight would pass 2^31
     values, cols = [np.array([3.0, 1.0, 2.0])], [np.array([0, 1, 1])]
     with pytest.raises(ValueError, match="32-bit"):
-        _bootstrap.round_median_rows(values[0], cols[0].astype(np.intp), np.array([0, 3], dtype=np.intp), counts,
-                                     np.empty((1, 4)), np.empty(1))
-    got = stats.paired_medians(values, cols, counts)
+        _rows(values[0], cols[0], [0, 3], [0], [counts], b=4)
+    got = stats.paired_medians(values, cols, [counts], [0])
     monkeypatch.setattr(stats, "_bootstrap", None)
-    want = stats.paired_medians(values, cols, counts)
+    want = stats.paired_medians(values, cols, [counts], [0])
     assert got[0] == want[0] and np.array_equal(got[1], want[1])
 
 

@@ -67,7 +67,7 @@ def test_scenarios_of_a_group_share_the_visit_draw():
     assert np.array_equal(a[:, :2].sum(axis=1) // 2, b[:, :3].sum(axis=1) // 3)   # visit 0 drawn alike
     assert not np.array_equal(a[:, 0], a[:, 1])                                    # rounds drawn apart
     bank = SeriesBank(BootstrapSettings(n_resamples=500))
-    assert bank._shared_visit_picks("g") is bank._shared_visit_picks("g")
+    assert bank._shared_visit_picks("g", 1) is bank._shared_visit_picks("g", 1)
     bank.clear()                                                  # per scenario; the visit draw stays
     assert ("g", 1) in bank._visit_picks
     try:

@@ -540,8 +540,9 @@ cdef extern from *:
        pattern (the phases of one scenario's runs) share them. int32 is enough: the caller checks
        that no running weight can reach 2^31. */
     typedef struct {
-        const double *values; const ptrdiff_t *cols; const ptrdiff_t *starts; const int32_t *ct;
-        ptrdiff_t B, R; double *out; double *medians; std::atomic<int> failed;
+        const double *values; const ptrdiff_t *cols; const ptrdiff_t *starts; const ptrdiff_t *which;
+        const int32_t *const *ct; const ptrdiff_t *R; ptrdiff_t B; double *out; double *medians;
+        std::atomic<int> failed;
     } c3_round_job;
 
     /* For every replicate b: the running weight over the sorted values, and how many of its
@@ -576,30 +577,32 @@ cdef extern from *:
 
     static void c3_round_chunk(void *ctx, ptrdiff_t first, ptrdiff_t last) {
         c3_round_job *j = (c3_round_job *)ctx;
-        const ptrdiff_t B = j->B, R = j->R;
+        const ptrdiff_t B = j->B;
         try {
-            std::vector<int32_t> per_col(R), shared(R, -1), lo_rank(B), hi_rank(B), cw(B), n_lo(B), n_hi(B);
+            std::vector<int32_t> per_col, shared, lo_rank(B), hi_rank(B), cw(B), n_lo(B), n_hi(B);
             std::vector<int64_t> totals(B);
             std::vector<ptrdiff_t> order, c;
             std::vector<double> v;
+            ptrdiff_t shared_draw = -1;
             for (ptrdiff_t s = first; s < last; s++) {
-                const ptrdiff_t lo = j->starts[s], n = j->starts[s + 1] - lo;
+                const ptrdiff_t lo = j->starts[s], n = j->starts[s + 1] - lo, draw = j->which[s], R = j->R[draw];
+                const int32_t *ct = j->ct[draw];
+                per_col.assign(R, 0);
                 const double *x = j->values + lo;
                 order.resize(n); v.resize(n); c.resize(n);
                 for (ptrdiff_t i = 0; i < n; i++) order[i] = i;
                 std::stable_sort(order.begin(), order.end(), [x](ptrdiff_t a, ptrdiff_t b) { return x[a] < x[b]; });
-                std::fill(per_col.begin(), per_col.end(), 0);
                 for (ptrdiff_t i = 0; i < n; i++) {
                     v[i] = x[order[i]];
                     c[i] = j->cols[lo + order[i]];
                     per_col[c[i]] += 1;
                 }
                 j->medians[s] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-                if (per_col != shared) {
+                if (draw != shared_draw || per_col != shared) {
                     std::fill(totals.begin(), totals.end(), 0);
                     for (ptrdiff_t r = 0; r < R; r++) {
                         if (!per_col[r]) continue;
-                        const int32_t *w = j->ct + r * B;
+                        const int32_t *w = ct + r * B;
                         for (ptrdiff_t b = 0; b < B; b++) totals[b] += (int64_t)w[b] * per_col[r];
                     }
                     for (ptrdiff_t b = 0; b < B; b++) {
@@ -607,8 +610,9 @@ cdef extern from *:
                         hi_rank[b] = (int32_t)(totals[b] / 2 + 1);
                     }
                     shared = per_col;
+                    shared_draw = draw;
                 }
-                C3_PICK(c3_round_counts, j->ct, c.data(), n, B, lo_rank.data(), hi_rank.data(), cw.data(),
+                C3_PICK(c3_round_counts, ct, c.data(), n, B, lo_rank.data(), hi_rank.data(), cw.data(),
                         n_lo.data(), n_hi.data());
                 double *out = j->out + s * B;
                 for (ptrdiff_t b = 0; b < B; b++) {
@@ -621,20 +625,25 @@ cdef extern from *:
         }
     }
 
-    static int c3_round_medians(const double *values, const ptrdiff_t *cols, const ptrdiff_t *starts, ptrdiff_t S,
-                                const int64_t *counts, ptrdiff_t B, ptrdiff_t R, double *out, double *medians,
-                                int threads) {
+    static int c3_round_medians(const double *values, const ptrdiff_t *cols, const ptrdiff_t *starts,
+                                const ptrdiff_t *which, ptrdiff_t S, const int64_t *const *counts, const ptrdiff_t *R,
+                                ptrdiff_t draws, ptrdiff_t B, double *out, double *medians, int threads) {
         c3_round_job job;
-        std::vector<int32_t> ct;
+        std::vector<std::vector<int32_t>> ct;
+        std::vector<const int32_t *> at;
         try {
-            ct.resize(R * B);
+            ct.resize(draws);
+            for (ptrdiff_t k = 0; k < draws; k++) {
+                ct[k].resize(R[k] * B);   /* the counts transposed, (R, B): the loop over b contiguous */
+                for (ptrdiff_t b = 0; b < B; b++)
+                    for (ptrdiff_t r = 0; r < R[k]; r++) ct[k][r * B + b] = (int32_t)counts[k][b * R[k] + r];
+                at.push_back(ct[k].data());
+            }
         } catch (...) {
             return -1;
         }
-        for (ptrdiff_t b = 0; b < B; b++)
-            for (ptrdiff_t r = 0; r < R; r++) ct[r * B + b] = (int32_t)counts[b * R + r];
-        job.values = values; job.cols = cols; job.starts = starts; job.ct = ct.data();
-        job.B = B; job.R = R; job.out = out; job.medians = medians; job.failed = 0;
+        job.values = values; job.cols = cols; job.starts = starts; job.which = which; job.ct = at.data();
+        job.R = R; job.B = B; job.out = out; job.medians = medians; job.failed = 0;
         c3_run_chunks(c3_round_chunk, &job, S, threads);
         return job.failed ? -1 : 0;
     }
@@ -678,9 +687,9 @@ cdef extern from *:
                                  double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
     void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
     int c3_simd_use(int on) nogil
-    int c3_round_medians(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts, Py_ssize_t S,
-                         const int64_t *counts, Py_ssize_t B, Py_ssize_t R, double *out, double *medians,
-                         int threads) nogil
+    int c3_round_medians(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts,
+                         const Py_ssize_t *which, Py_ssize_t S, const int64_t *const *counts, const Py_ssize_t *R,
+                         Py_ssize_t draws, Py_ssize_t B, double *out, double *medians, int threads) nogil
 
 
 c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
@@ -942,46 +951,68 @@ def round_counts(const int64_t[:, ::1] picks, int64_t[:, ::1] counts):
 
 
 def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
-                      const int64_t[:, ::1] counts, double[:, ::1] out, double[::1] medians):
+                      const Py_ssize_t[::1] which, list counts, double[:, ::1] out, double[::1] medians):
     """stats.round_resampled_medians of S series at once: series s is ``values[starts[s]:starts[s+1]]``
-    (finite, in any order), ``cols`` the column of ``counts`` (B, R) that weights each value. Row s
-    of ``out`` (S, B) gets its replicates, ``medians[s]`` its median (stats.sorted_median). numpy
-    forms every running sum of the (B, n) weights; here each replicate stops at its middle."""
-    cdef Py_ssize_t S = starts.shape[0] - 1, B = counts.shape[0], R = counts.shape[1], i, s
-    if S < 0 or out.shape[0] != S or medians.shape[0] != S or out.shape[1] != B or cols.shape[0] != values.shape[0]:
-        raise ValueError("round_median_rows: one start per series and a last one, an (S, B) out, one column per value")
+    (finite, in any order), weighted by the draw ``counts[which[s]]`` (int64, (B, R_k): one per
+    scenario), ``cols`` the column that weights each value. Row s of ``out`` (S, B) gets its
+    replicates, ``medians[s]`` its median (stats.sorted_median)."""
+    cdef Py_ssize_t S = starts.shape[0] - 1, draws = len(counts), B = out.shape[1], i, s, k
+    if S < 0 or out.shape[0] != S or medians.shape[0] != S or which.shape[0] != max(S, 0) \
+            or cols.shape[0] != values.shape[0]:
+        raise ValueError("round_median_rows: one start per series and a last one, a draw per series, an (S, B) "
+                         "out, one column per value")
     if S == 0:
         return
     if starts[0] != 0 or starts[S] != values.shape[0]:
         raise ValueError("round_median_rows: the starts must cover the values")
+    cdef vector[const int64_t *] tables
+    cdef vector[Py_ssize_t] widths, longest
+    cdef const int64_t[:, ::1] table
+    views = []
+    for k in range(draws):
+        table = counts[k]
+        if table.shape[0] != B:
+            raise ValueError("round_median_rows: every draw needs B rows")
+        views.append(table)
+        tables.push_back(&table[0, 0] if table.shape[1] else NULL)
+        widths.push_back(table.shape[1])
+        longest.push_back(0)
     for s in range(S):
         if starts[s + 1] <= starts[s]:
             raise ValueError("round_median_rows: every series needs a value")
-    for i in range(values.shape[0]):
-        if not 0 <= cols[i] < R:
-            raise ValueError("round_median_rows: a column outside counts")
-        if not isfinite(values[i]):
-            raise ValueError("round_median_rows: values must be finite")
-    cdef Py_ssize_t b, r, longest = 0
+        if not 0 <= which[s] < draws:
+            raise ValueError("round_median_rows: a series names no draw")
+        longest[which[s]] = max(longest[which[s]], starts[s + 1] - starts[s])
+        for i in range(starts[s], starts[s + 1]):
+            if not 0 <= cols[i] < widths[which[s]]:
+                raise ValueError("round_median_rows: a column outside its draw")
+            if not isfinite(values[i]):
+                raise ValueError("round_median_rows: values must be finite")
+    for k in range(draws):
+        _check_round_weights(views[k], longest[k])
+    cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
+    cdef int failed
+    with nogil:
+        failed = c3_round_medians(&values[0], &cols[0], &starts[0], &which[0], S, tables.data(), widths.data(),
+                                  draws, B, &out[0, 0], &medians[0], threads)
+    if failed:
+        raise MemoryError("round_median_rows: no memory for a series' scratch")
+
+
+cdef _check_round_weights(const int64_t[:, ::1] counts, Py_ssize_t longest):
+    """No negative counts, and no running weight (a replicate's draws times a series' values) that
+    reaches 2^31, the kernel's int32 sums."""
+    cdef Py_ssize_t b, r
     cdef int64_t most = 0, row_sum
-    for s in range(S):
-        longest = max(longest, starts[s + 1] - starts[s])
-    for b in range(B):
+    for b in range(counts.shape[0]):
         row_sum = 0
-        for r in range(R):
+        for r in range(counts.shape[1]):
             if counts[b, r] < 0:
                 raise ValueError("round_median_rows: negative counts")
             row_sum += counts[b, r]
         most = max(most, row_sum)
-    if most * longest >= 2**31:   # a running weight is at most a row's sum times the values
+    if most * longest >= 2**31:
         raise ValueError("round_median_rows: weights too large for the kernel's 32-bit sums")
-    cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
-    cdef int failed
-    with nogil:
-        failed = c3_round_medians(&values[0], &cols[0], &starts[0], S, &counts[0, 0], B, R, &out[0, 0], &medians[0],
-                                  threads)
-    if failed:
-        raise MemoryError("round_median_rows: no memory for a series' scratch")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -115,36 +115,44 @@ class SeriesBank:
         """Visits resampled in the current scenario (two-stage bootstrap when > 1)."""
         return 1 if self.visit_rounds is None else len(self.visit_rounds)
 
-    def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
-                       sweep_of: dict[int, str] | None = None) -> None:
-        """Draw the round resampling shared by every run of ``scenario`` that records rounds.
+    def plan_rounds(self, group_key: str, scenario: str, runs: list[MergedRun],
+                    sweep_of: dict[int, str] | None = None) -> ScenarioRounds:
+        """The round resampling shared by every run of ``scenario`` that records rounds (drawn from
+        the scenario's own keyed generator, so plans can be drawn ahead, in any order).
 
         ``sweep_of`` maps a round to its sweep (one visit of the scenario). When the scenario was
         measured in several complete visits, visits are resampled first, then rounds within them.
         """
-        self.clear()
         ids = _round_ids(runs)
-        if len(ids) >= 2:
-            self._round_ids = ids
-            rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
-            visits = _complete_visits(runs, ids.tolist(), sweep_of or {})
-            n = self.settings.n_resamples
-            if visits is not None:  # indices 0..V-1 (_complete_visits)
-                self.visit_rounds = [ids[visits == v] for v in range(int(visits.max()) + 1)]
-            self._counts = (draw_round_counts(len(ids), n, rng) if visits is None
-                            else draw_visit_round_counts(visits, n, rng, self._shared_visit_picks(group_key)))
+        if len(ids) < 2:
+            return ScenarioRounds(ids[:0], None, None)
+        rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
+        visits = _complete_visits(runs, ids.tolist(), sweep_of or {})
+        n = self.settings.n_resamples
+        if visits is None:
+            return ScenarioRounds(ids, draw_round_counts(len(ids), n, rng), None)
+        visit_rounds = [ids[visits == v] for v in range(int(visits.max()) + 1)]  # indices 0..V-1
+        picks = self._shared_visit_picks(group_key, len(visit_rounds))
+        return ScenarioRounds(ids, draw_visit_round_counts(visits, n, rng, picks), visit_rounds)
 
-    def _shared_visit_picks(self, group_key: str) -> np.ndarray:
-        key = (group_key, self.visits)
+    def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
+                       sweep_of: dict[int, str] | None = None, plan: ScenarioRounds | None = None) -> None:
+        """Start ``scenario``: its round resampling (``plan``, or plan_rounds now) for every series."""
+        self.clear()
+        plan = plan if plan is not None else self.plan_rounds(group_key, scenario, runs, sweep_of)
+        self._round_ids, self._counts, self.visit_rounds = plan.ids, plan.counts, plan.visit_rounds
+
+    def _shared_visit_picks(self, group_key: str, visits: int) -> np.ndarray:
+        key = (group_key, visits)
         if key not in self._visit_picks:
-            rng = rng_for(self.settings.seed, group_key, "visits", self.visits)
-            self._visit_picks[key] = draw_visit_picks(self.visits, self.settings.n_resamples, rng)
+            rng = rng_for(self.settings.seed, group_key, "visits", visits)
+            self._visit_picks[key] = draw_visit_picks(visits, self.settings.n_resamples, rng)
         return self._visit_picks[key]
 
     def _make(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
         cols = self._columns(rounds)
         if cols is not None:
-            (median,), reps = paired_medians([values], [cols], self._counts)
+            (median,), reps = paired_medians([values], [cols], [self._counts], [0])
             return Series(label=label, values=values, median=median, replicates=reps[0], paired=True)
         srt = np.sort(values)
         reps = bootstrap_medians(srt, self.settings.n_resamples, rng_for(self.settings.seed, *key), presorted=True)
@@ -155,49 +163,44 @@ class SeriesBank:
         None when it is not resampled by round (no draw, or a round outside the scenario's)."""
         if rounds is None or self._counts is None:
             return None
-        known = self._columns_of.get(id(rounds))   # the series of one phase share its rounds array
-        if known is not None and known[0] is rounds:
-            return known[1]
-        ids = self._round_ids
-        cols = np.searchsorted(ids, rounds)
-        if cols.size and (cols.max() >= ids.size or not np.array_equal(ids[cols], rounds)):
-            cols = None
-        self._columns_of[id(rounds)] = (rounds, cols)
-        return cols
+        return _columns_in(self._round_ids, rounds, self._columns_of)
 
-    def draw_paired(self, runs: list[MergedRun]) -> None:
-        """The round-paired replicates of every series run_metrics asks of the runs of the scenario
-        just begun (begin_scenario), in one kernel call (stats.paired_medians): the Series ``get``
-        would make one by one, with the same numbers."""
-        if self._counts is None:
-            return
-        wanted = [(key, label, values, cols) for key, label, values, rounds in _wanted_series(runs)
-                  if (cols := self._columns(rounds)) is not None and key not in self._cache]
-        if not wanted:
-            return
-        medians, reps = paired_medians([w[2] for w in wanted], [w[3] for w in wanted], self._counts)
-        for (key, label, values, _), median, row in zip(wanted, medians, reps):
-            self._cache[key] = Series(label=label, values=values, median=median, replicates=row, paired=True)
-
-    def draw_unpaired(self, scenarios: list[list[MergedRun]]) -> list[dict[tuple, Series]]:
-        """The unpaired replicates of every series run_metrics asks of several scenarios' runs, drawn
-        in one kernel call per repetition count: the same Series as ``get`` makes one by one (each
-        from its own keyed generator), only the arithmetic shared. Per scenario, what ``adopt`` gives
-        the bank after its begin_scenario. A series is paired exactly when begin_scenario resamples
-        its scenario by round (two or more round ids) and it records rounds: those stay lazy."""
-        wanted = []
-        for runs in scenarios:
-            by_round = len(_round_ids(runs)) >= 2
-            wanted.append([(key, label, values) for key, label, values, rounds in _wanted_series(runs)
-                           if not (by_round and rounds is not None)])
-        drawn = self._draw([item for items in wanted for item in items])
-        return [{key: drawn[key] for key, _, _ in items} for items in wanted]
+    def draw(self, batch: list[tuple[list[MergedRun], ScenarioRounds]]) -> list[dict[tuple, Series]]:
+        """The replicates of every series run_metrics asks of several scenarios' runs (each with its
+        plan_rounds): per scenario, the Series ``get`` would make one by one after its
+        begin_scenario, with the same numbers; what ``adopt`` gives the bank then. A series is
+        paired exactly when its scenario is resampled by round and it records rounds: all of those
+        in one kernel call (stats.paired_medians); the others in one call per repetition count,
+        each from its own keyed generator (_draw_unpaired)."""
+        unpaired: list[tuple[int, tuple, str, np.ndarray]] = []
+        paired: list[tuple[int, tuple, str, np.ndarray, np.ndarray]] = []
+        which, draws = [], []
+        for at, (runs, plan) in enumerate(batch):
+            columns: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+            for key, label, values, rounds in _wanted_series(runs):
+                cols = None if rounds is None or plan.counts is None else _columns_in(plan.ids, rounds, columns)
+                if cols is None:
+                    unpaired.append((at, key, label, values))
+                else:
+                    paired.append((at, key, label, values, cols))
+                    which.append(len(draws))
+            if plan.counts is not None:
+                draws.append(plan.counts)
+        out: list[dict[tuple, Series]] = [{} for _ in batch]
+        drawn = self._draw_unpaired([item[1:] for item in unpaired])
+        for at, key, _, _ in unpaired:
+            out[at][key] = drawn[key]
+        if paired:
+            medians, reps = paired_medians([p[3] for p in paired], [p[4] for p in paired], draws, which)
+            for (at, key, label, values, _), median, row in zip(paired, medians, reps):
+                out[at][key] = Series(label=label, values=values, median=median, replicates=row, paired=True)
+        return out
 
     def adopt(self, series: dict[tuple, Series]) -> None:
-        """Series from draw_unpaired for the scenario just begun."""
+        """Series from ``draw`` for the scenario just begun."""
         self._cache.update(series)
 
-    def _draw(self, wanted: list[tuple[tuple, str, np.ndarray]]) -> dict[tuple, Series]:
+    def _draw_unpaired(self, wanted: list[tuple[tuple, str, np.ndarray]]) -> dict[tuple, Series]:
         todo: dict[int, list[tuple[tuple, str, np.ndarray]]] = {}
         for item in wanted:
             todo.setdefault(item[2].size, []).append(item)
@@ -251,6 +254,30 @@ def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, 
                 return None
     index = {s: i for i, s in enumerate(sweeps)}
     return np.array([index[sweep_of[r]] for r in ids])
+
+
+@dataclass(frozen=True)
+class ScenarioRounds:
+    """How a scenario is resampled by round (SeriesBank.plan_rounds): its round ids (sorted: the
+    columns of ``counts``), the (n_resamples, rounds) multiplicities (None: fewer than two rounds,
+    not resampled by round) and, for a scenario of 2+ complete visits, each visit's round ids."""
+
+    ids: np.ndarray
+    counts: np.ndarray | None
+    visit_rounds: list[np.ndarray] | None
+
+
+def _columns_in(ids: np.ndarray, rounds: np.ndarray, memo: dict[int, tuple[np.ndarray, np.ndarray | None]]):
+    """The columns (positions in the sorted ``ids``) of ``rounds``, None if one is not among them;
+    ``memo`` keeps them per rounds array (the series of one phase share theirs)."""
+    known = memo.get(id(rounds))
+    if known is not None and known[0] is rounds:
+        return known[1]
+    cols = np.searchsorted(ids, rounds)
+    if cols.size and (cols.max() >= ids.size or not np.array_equal(ids[cols], rounds)):
+        cols = None
+    memo[id(rounds)] = (rounds, cols)
+    return cols
 
 
 def _round_ids(runs: list[MergedRun]) -> np.ndarray:
@@ -541,7 +568,7 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     comm_sd = estimate(ratio, [own["T_c_cc"], own["T_c"]], ["concurrent comm_ms", "comm total_ms"], conf, later=later,
                        row=ROW_RATIO)
     ov_key = (run.group, run.id, "concurrent", "overlap")
-    ov_values = bank.cached_values(ov_key)  # draw_unpaired computed the series already, unless paired
+    ov_values = bank.cached_values(ov_key)  # SeriesBank.draw computed the series already
     if ov_values is None:
         ov_values = _overlap_series(run)
     if ov_values is None:
@@ -630,7 +657,7 @@ def base_runs(group: Group) -> dict[str, tuple[MergedRun | None, str | None]]:
 
 # Estimates whose intervals analyze_group computes together (memory: CI_BATCH x n_resamples floats).
 CI_BATCH = 2048
-# Scenarios whose unpaired replicates analyze_group draws together (SeriesBank.draw_unpaired; memory:
+# Scenarios whose replicates analyze_group draws together (SeriesBank.draw; memory:
 # their series x n_resamples doubles, about 30 MB for 64 scenarios of 4 runs).
 PREPARE_SCENARIOS = 64
 
@@ -664,12 +691,13 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
         with np.errstate(divide="ignore", invalid="ignore"):
             for at, name in enumerate(names):
                 if at % PREPARE_SCENARIOS == 0:
-                    drawn = bank.draw_unpaired([by_scenario[n] for n in names[at:at + PREPARE_SCENARIOS]])
+                    part = names[at:at + PREPARE_SCENARIOS]
+                    plans = [bank.plan_rounds(group.key, n, by_scenario[n], group.round_sweep) for n in part]
+                    drawn = bank.draw([(by_scenario[n], p) for n, p in zip(part, plans)])
                 runs = by_scenario[name]
                 default = (None, f"no base run for scenario {name!r} in this group")
-                bank.begin_scenario(group.key, name, runs, group.round_sweep)
+                bank.begin_scenario(group.key, name, runs, group.round_sweep, plans[at % PREPARE_SCENARIOS])
                 bank.adopt(drawn[at % PREPARE_SCENARIOS])
-                bank.draw_paired(runs)
                 for run in runs:
                     # A base run is its own reference (primary == own), whatever its variant.
                     base, why = (run, None) if run.strategy == "base" else bases.get(name, default)

@@ -446,35 +446,43 @@ def round_resampled_medians(values: np.ndarray, round_index: np.ndarray, counts:
     Same convention as ``np.median`` (mean of the two middle values for an even count). A replicate
     that drew none of this series' rounds gives NaN (its interval is then refused, with the reason).
     """
-    return paired_medians([np.asarray(values, dtype=float)], [np.asarray(round_index)], counts)[1][0]
+    return paired_medians([np.asarray(values, dtype=float)], [np.asarray(round_index)], [counts], [0])[1][0]
 
 
-def paired_medians(values: list[np.ndarray], cols: list[np.ndarray], counts: np.ndarray) -> tuple[list[float], np.ndarray]:
-    """(medians, replicates (S, B)) of S series resampled with one draw of rounds: series i is
-    ``values[i]``, each value weighted by ``counts[:, cols[i]]`` (round_resampled_medians, row by
-    row). With the compiled kernel, one call for all of them (a scenario's 28 series)."""
+def paired_medians(values: list[np.ndarray], cols: list[np.ndarray], draws: list[np.ndarray],
+                   which: list[int]) -> tuple[list[float], np.ndarray]:
+    """(medians, replicates (S, B)) of S series, each resampled by round: series i is ``values[i]``,
+    each value weighted by ``draws[which[i]][:, cols[i]]`` (round_resampled_medians, row by row; a
+    draw per scenario). With the compiled kernel, one call for all of them."""
     sizes = [v.size for v in values]
     flat = np.concatenate(values) if values else np.empty(0)
-    if _paired_kernel_applies(flat, sizes, counts):
+    b = draws[0].shape[0] if draws else 0
+    if _paired_kernel_applies(flat, sizes, draws):
         starts = np.zeros(len(values) + 1, dtype=np.intp)
         np.cumsum(sizes, out=starts[1:])
-        out, medians = np.empty((len(values), counts.shape[0])), np.empty(len(values))
+        out, medians = np.empty((len(values), b)), np.empty(len(values))
         _bootstrap.round_median_rows(flat, np.concatenate(cols).astype(np.intp, copy=False), starts,
-                                     np.ascontiguousarray(counts), out, medians)
+                                     np.asarray(which, dtype=np.intp), [np.ascontiguousarray(d) for d in draws],
+                                     out, medians)
         return medians.tolist(), out
     rows, medians = [], []
-    for v, c in zip(values, cols):
+    for v, c, k in zip(values, cols, which):
         order = np.argsort(v, kind="stable")
         medians.append(sorted_median(v[order]))
-        rows.append(_round_resampled_medians_numpy(v[order], np.asarray(c)[order], counts))
-    return medians, np.stack(rows) if rows else np.empty((0, counts.shape[0]))
+        rows.append(_round_resampled_medians_numpy(v[order], np.asarray(c)[order], draws[k]))
+    return medians, np.stack(rows) if rows else np.empty((0, b))
 
 
-def _paired_kernel_applies(flat: np.ndarray, sizes: list[int], counts: np.ndarray) -> bool:
+def _paired_kernel_applies(flat: np.ndarray, sizes: list[int], draws: list[np.ndarray]) -> bool:
     """Whether round_median_rows serves these series: built, every series non-empty and finite,
-    int64 counts, and no running weight (a replicate's draws times a series' values) near 2^31."""
-    return (_bootstrap is not None and bool(sizes) and all(sizes) and counts.dtype == np.int64
-            and bool(np.isfinite(flat).all()) and int(counts.sum(axis=1).max(initial=0)) * max(sizes) < 2**31)
+    int64 draws of one B, and no running weight (a replicate's draws times a series' values) near
+    2^31 (the kernel's int32 sums)."""
+    if _bootstrap is None or not sizes or not all(sizes) or not draws:
+        return False
+    if any(d.dtype != np.int64 or d.ndim != 2 or d.shape[0] != draws[0].shape[0] for d in draws):
+        return False
+    most = max(int(d.sum(axis=1).max(initial=0)) for d in draws)
+    return bool(np.isfinite(flat).all()) and most * max(sizes) < 2**31
 
 
 def _round_resampled_medians_numpy(v: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> np.ndarray:

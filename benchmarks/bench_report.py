@@ -227,7 +227,13 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
+    ap.add_argument("--write-trace", type=Path, metavar="PATH",
+                    help="only write the SYNTHETIC trace (--samples, --scenarios, --rounds) to PATH, time nothing")
     args = ap.parse_args()
+    if args.write_trace:
+        exact = build_trace(args.write_trace, args.samples, args.scenarios, args.rounds)
+        print(f"wrote {args.write_trace}: {exact:,d} samples (SYNTHETIC)")
+        return 0
     if args.cpus:
         CPUS.update(int(c) for c in args.cpus.split(","))
     print(f"c3prof report benchmark: {os.cpu_count()} CPUs" + (f" (reports pinned to {sorted(CPUS)})" if CPUS else "")

@@ -43,6 +43,19 @@ for s in "$@"; do
            step "${s}_visit$v" python3 -m c3prof capture --suite default --visits "$v" --max-reps 30 --quiet "${resume[@]}" --out "$OUT/h200_default_proc2_${s#capture-proc-}.jsonl"; done ;;
     standalone-interference) step standalone_interference python3 benchmarks/standalone_interference.py --reps 45 --json "$OUT/standalone_interference.json" ;;
     pmsampling) step pmsampling bash benchmarks/probe_pmsampling.sh ;;
+    # `report` speed on two pinned cores of the (otherwise idle) device host, side by side with the
+    # c3prof package in $BASELINE_TREE (a `git archive REV c3prof` unpacked there), on the SYNTHETIC
+    # 10^6-sample trace without and with rounds, and --figures on $FIGURES_TRACE. orjson (the `fast`
+    # extra) from a wheel in $WHEELS when given: the device reaches no package registry.
+    bench-report)
+      [ -n "$WHEELS" ] && step install_fast python3 -m pip install --no-index --no-deps -q "$WHEELS"/orjson-*.whl
+      for layout in unpaired rounds; do
+        flag=(); [ "$layout" = rounds ] && flag=(--rounds)
+        step "trace_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --write-trace "/tmp/bench_$layout.jsonl"
+        step "report_stages_$layout" taskset -c 0,1 python3 benchmarks/report_stages.py "/tmp/bench_$layout.jsonl" --json "$OUT/report_stages_$layout.json"
+        step "bench_report_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_$layout.json"
+      done
+      step bench_report_figures python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_figures.json" ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac

@@ -21,7 +21,7 @@ def _large(extra: dict | None = None) -> dict:
 
 
 def test_compiled_check_is_built():
-    assert json_out.non_finite_path is not None   # built with the package (setup.py)
+    assert json_out._finite is not None   # built with the package (setup.py)
 
 
 def test_large_report_holds_the_json_modules_values():
@@ -71,7 +71,7 @@ def test_nesting_past_the_checks_depth_is_left_to_the_json_module(tmp_path):
     for _ in range(300):
         deep = [deep]
     report = _large({"deep": deep})
-    assert json_out.non_finite_path(report) is None   # the walk stops at its depth...
+    assert json_out._finite.non_finite_path(report) is None   # the walk stops at its depth...
     with pytest.raises(ValueError):                      # ...orjson refuses the depth, json the NaN
         json_out.write_json(report, str(tmp_path / "r.json"))
 

@@ -11,9 +11,9 @@ from c3prof.outputs import write_bytes_atomic, write_text_atomic
 from c3prof.trace import _orjson
 
 try:  # compiled with the package (c3prof/report/_finite.pyx); without it, large reports use json too
-    from c3prof.report._finite import non_finite_path
+    from c3prof.report import _finite
 except ImportError:
-    non_finite_path = None
+    _finite = None  # type: ignore[assignment]
 
 PRETTY_MAX_RESULTS = 2000
 
@@ -39,11 +39,11 @@ def fast_encode(report: dict) -> bytes | None:
 def _orjson_encode(report: dict) -> bytes | None:
     """orjson's compact JSON, or None where the json module must decide (orjson or the NaN check
     missing; a type, an integer over 64 bits, a string or a nesting orjson refuses)."""
-    if _orjson is None or non_finite_path is None:
+    if _orjson is None or _finite is None:
         return None
     # orjson writes NaN and infinity as null, silently; the json module refuses them (allow_nan=False),
     # and so must this path: a NaN in a report is a bug, not an undefined value.
-    where = non_finite_path(report)
+    where = _finite.non_finite_path(report)
     if where is not None:
         raise ValueError(f"Out of range float values are not JSON compliant: the report's "
                          f"{''.join(f'[{k!r}]' for k in where)}")

@@ -211,3 +211,17 @@ os._exit(0)  # no shutdown, no atexit: as if killed
     for p in alive:  # the test's own strays: do not leave them behind when it fails
         os.kill(p, 9)
     assert not alive
+
+
+@pytest.mark.parametrize("usable, machine, load, workers", [
+    (2, 2, 0.1, 2), (2, 2, 1.0, 1), (2, 2, 3.0, 1),      # all the machine's CPUs: its load counts whole
+    (2, 16, 1.0, 2), (2, 16, 12.0, 1),                    # 2 of 16 CPUs: their share of the load
+    (16, 16, 0.0, 4),                                     # at most MAX_WORKERS
+])
+def test_default_workers_counts_the_idle_cpus_of_this_process(usable, machine, load, workers, monkeypatch):
+    from c3prof.figures import worker
+
+    monkeypatch.setattr(worker, "available_cpus", lambda: usable)
+    monkeypatch.setattr(worker.os, "cpu_count", lambda: machine)
+    monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))
+    assert worker.default_workers() == workers

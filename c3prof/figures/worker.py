@@ -48,16 +48,18 @@ def available_cpus() -> int:
 
 
 def default_workers() -> int:
-    """One worker per idle CPU: the CPUs this process may use minus the 1-minute load average (the
-    runnable processes of other jobs), at least one, at most MAX_WORKERS. Where the CPUs are busy,
-    a second worker costs a second matplotlib import and competes with the first: on 2 CPUs at a
+    """One worker per idle CPU: the CPUs this process may use minus their share of the 1-minute load
+    average (the runnable processes of other jobs, counted over the whole machine: a process held
+    to 2 of 16 CPUs sees 2/16 of it), at least one, at most MAX_WORKERS. Where the CPUs are busy, a
+    second worker costs a second matplotlib import and competes with the first: on 2 CPUs at a
     load average of 2, one worker added 2.1 s to the default suite's report and two added 2.8 s;
     on idle CPUs several workers draw several figures at once."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # not available on this system
         load = 0.0
-    return max(1, min(MAX_WORKERS, round(available_cpus() - load)))
+    usable = available_cpus()
+    return max(1, min(MAX_WORKERS, round(usable - load * usable / max(usable, os.cpu_count() or usable))))
 
 
 class FigurePool:

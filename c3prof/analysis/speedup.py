@@ -407,15 +407,18 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
     is ``fn`` of these series; when ``later.rows``, the kernel computes the replicates at flush (a
     fraction's veto is then the kernel's count of ideal replicates at most 1, as _fraction_estimate's).
     """
-    # Called some 10^5 times by a large report: plain loops and math.isfinite, not numpy, on scalars.
-    if any(s is None for s in series):
-        absent = [n for n, s in zip(names, series) if s is None]
-        return missing(f"no {', '.join(absent)} series in the trace")
-    value = float(fn(*[s.median for s in series]))  # callers silence numpy's divide warnings (analyze_group)
+    # Called some 10^5 times by a large report: one plain loop and math.isfinite, not numpy, on scalars.
+    medians, too_few = [], False
+    for s in series:
+        if s is None:
+            absent = [n for n, s in zip(names, series) if s is None]
+            return missing(f"no {', '.join(absent)} series in the trace")
+        medians.append(s.median)
+        too_few = too_few or s.values.size < MIN_REPS
+    value = float(fn(*medians))  # callers silence numpy's divide warnings (analyze_group)
     why = undefined(value) if undefined else None
     if why or not math.isfinite(value):
         return Estimate(None, no_ci(why or "undefined"), None)
-    too_few = any(s.values.size < MIN_REPS for s in series)
     if row is not None and later is not None and later.rows and not too_few:
         est = Estimate(value, NOT_YET, None)
         later.add_row(est, row, [s.replicates for s in series], keep)

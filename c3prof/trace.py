@@ -26,6 +26,7 @@ Times are milliseconds from CUDA events.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import math
@@ -34,6 +35,7 @@ import re
 import socket
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterator
@@ -205,6 +207,17 @@ def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     if digits is None:
         digits = raw.translate(_DIGITS_AS_ZERO)
     return _LONG_NUMBER not in digits and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
+
+
+def _text_kind(raw: bytes) -> tuple[bool, bool]:
+    """(_is_simple_json, _is_plain_json) of a record's text, sharing their work: the text translated
+    once, and brackets counted once. With no run of 19 digits there is no run of 300 either."""
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        return False, False
+    digits = raw.translate(_DIGITS_AS_ZERO)
+    if _INT64_DIGITS in digits:
+        return False, _is_plain_json(raw, digits)
+    return True, b"\\u" not in raw and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:
@@ -685,6 +698,10 @@ def iter_records(path: str | Path, tail: Tail | None = None,
 
 def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
+    phases = None   # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
+    if batch is not None and _orjson is not None:
+        from c3prof.trace_fast import PlainPhases
+        phases = PlainPhases(batch)
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:
@@ -697,11 +714,14 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
         if not raw.strip():
             continue
         try:
-            digits = raw.translate(_DIGITS_AS_ZERO)
-            rec = parse_record(raw, path, lineno, simple=_is_simple_json(raw, digits))
+            simple, plain = _text_kind(raw)
+            rec = parse_record(raw, path, lineno, simple=simple)
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits), batch=batch)
+            if not (simple and plain and phases is not None and phases.accept(rec)):
+                validate_record(rec, path, lineno, plain_text=plain, batch=batch)
+                if simple and plain and phases is not None:
+                    phases.learn(rec)
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)
@@ -715,12 +735,31 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
         raise TraceError(f"{path}: empty file, not a c3prof trace")
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off for a while (as it was, after). Reading a trace makes hundreds of
+    thousands of dicts and lists and no reference cycle; each collection the allocations triggered
+    walked every object kept so far, which was half the time of reading a large trace."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
     """Read and validate a whole trace into runs and their phases (``tail``: see iter_records).
 
     Without ``tail``, the phases' sample values are checked all at once and kept as arrays too
     (Phase.arrays; trace_samples.py); a trace that fails anything there is read again with every
     check made record by record, which raises the error the reader names (file and first bad line)."""
+    with gc_paused():
+        return _read_trace(path, tail)
+
+
+def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
     if tail is not None:
         return _read_records(path, tail, None, [])
     from c3prof.trace_samples import SampleBatch

@@ -41,7 +41,7 @@ import numpy as np
 
 from c3prof.analysis.stats import sorted_median
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, Trace, backend_of, read_trace, split_phase_key
+from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
 
 SPLIT_MODES = ("platform", "host", "trace")
 # Traces written before the link was recorded: the link each of their transports used.
@@ -432,6 +432,11 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
 
 def load(paths: list[str], split_by: str = "platform") -> Dataset:
     """Read every trace (raising TraceError with file and line on bad input) and merge into groups."""
+    with gc_paused():   # reading and merging make many objects and no cycle (see gc_paused)
+        return _load(paths, split_by)
+
+
+def _load(paths: list[str], split_by: str) -> Dataset:
     if split_by not in SPLIT_MODES:
         raise C3profError(f"--split-by must be one of {', '.join(SPLIT_MODES)}, got {split_by!r}")
     files = expand_paths(paths)

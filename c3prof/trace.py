@@ -45,10 +45,10 @@ from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
 
+from c3prof.trace_samples import SampleBatch, read_only_arrays
+
 if TYPE_CHECKING:
     import numpy as np
-
-    from c3prof.trace_samples import SampleBatch
 
 
 def _optional_orjson() -> Any:
@@ -533,21 +533,25 @@ def _repair_tail(path: Path, tail: "Tail") -> int:
 # Reading
 # ------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Phase:
-    """One phase of one run: every repetition's samples (ms)."""
+    """One phase of one run: every repetition's samples (ms), per series a read-only float64 array
+    (read_trace converts the record's lists, trace_samples.py; ``record["samples"]`` is the same dict)."""
 
     name: str
-    samples: dict[str, list[float]]
+    samples: dict[str, np.ndarray]
     stop: dict
     record: dict
-    # The samples as read-only float64 arrays, when read_trace checked them in a batch
-    # (trace_samples.py); the same values as np.asarray(samples[name], dtype=float).
-    arrays: dict[str, np.ndarray] | None = None
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The samples (a name kept from when arrays were kept next to the record's lists)."""
+        return self.samples
 
     @property
     def total_ms(self) -> list[float]:
-        return self.samples["total_ms"]
+        """The phase's times as a list (for checks and messages; the analysis takes the array)."""
+        return self.samples["total_ms"].tolist()
 
 
 @dataclass
@@ -752,36 +756,28 @@ def gc_paused() -> Iterator[None]:
 def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
     """Read and validate a whole trace into runs and their phases (``tail``: see iter_records).
 
-    Without ``tail``, the phases' sample values are checked all at once and kept as arrays too
-    (Phase.arrays; trace_samples.py); a trace that fails anything there is read again with every
+    Without ``tail``, the phases' sample values are checked all at once and become arrays
+    (Phase.samples; trace_samples.py); a trace that fails anything there is read again with every
     check made record by record, which raises the error the reader names (file and first bad line)."""
     with gc_paused():
         return _read_trace(path, tail)
 
 
 def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
-    if tail is not None:
-        return _read_records(path, tail, None, [])
-    from c3prof.trace_samples import SampleBatch
-
-    batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
-    checked: list[tuple[Phase, int]] = []   # each phase and its record's place in the batch
-    try:
-        trace = _read_records(path, None, batch, checked)
-    except TraceError:
-        return _read_records(path, None, None, [])
-    arrays = batch.check()
-    if arrays is None:
-        return _read_records(path, None, None, [])
-    for phase, index in checked:
-        phase.arrays = arrays[index]
-    return trace
+    if tail is None:
+        batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+        try:
+            trace = _read_records(path, None, batch)
+        except TraceError:
+            trace = None
+        if trace is not None and batch.check():
+            return trace
+    return _read_records(path, tail, None)
 
 
-def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None,
-                  checked: list[tuple[Phase, int]]) -> Trace:
-    """read_trace's pass over the records; with ``batch``, each Phase made and its place in it go
-    to ``checked``."""
+def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None) -> Trace:
+    """read_trace's pass over the records. With ``batch``, the phases' samples are left to it (their
+    arrays come with batch.check()); without, each phase's samples become arrays as it is read."""
     trace: Trace | None = None
     for lineno, rec in iter_records(path, tail, batch):
         kind = rec["record"]
@@ -809,11 +805,11 @@ def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None
                     params=rec["params"], source=str(path))
             # A resumed capture never re-measures a finished phase; if one appears twice, keep the latest.
             # A capture with several visits (--visits) measures each phase once per visit.
-            phase = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
-            run.phases[phase_key(rec["phase"], rec.get("visit"))] = phase
-            index = batch.index_of(rec["samples"]) if batch is not None else None
-            if index is not None:
-                checked.append((phase, index))
+            samples = rec["samples"]
+            if batch is None or type(samples["total_ms"]) is list:   # lists the batch did not take
+                read_only_arrays(samples)
+            run.phases[phase_key(rec["phase"], rec.get("visit"))] = Phase(
+                name=rec["phase"], samples=samples, stop=rec["stop"], record=rec)
         elif kind in ("validation", "counters", "error"):
             rid = rec.get("run")
             if kind == "error":

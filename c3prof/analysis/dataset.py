@@ -243,8 +243,7 @@ class PhaseData:
 
 
 def _phase_data(phase) -> PhaseData:
-    series = phase.arrays if phase.arrays is not None else {k: np.asarray(v, dtype=float)
-                                                              for k, v in phase.samples.items()}
+    series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
     ok = isinstance(group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size

@@ -152,6 +152,15 @@ class Group:
         self.round_sweep[rid] = round_group
         return rid
 
+    def round_ids(self, round_group: str, indices: np.ndarray) -> np.ndarray:
+        """round_id of each index, in one pass over the distinct ones: they get their ids in the order
+        they first appear, as calling round_id on each in turn gives them."""
+        distinct, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
+        ids = np.empty(distinct.size, dtype=np.int64)
+        for i in np.argsort(first, kind="stable"):
+            ids[i] = self.round_id(round_group, int(distinct[i]))
+        return ids[inverse.reshape(-1)]
+
     @property
     def machine(self) -> dict:
         return self.machines[-1] if self.machines else {}
@@ -277,7 +286,7 @@ def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
 def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, notes: list[str], where: str) -> None:
     rounds = None
     if data.rounds is not None and data.round_group is not None:
-        rounds = np.array([group.round_id(data.round_group, int(r)) for r in data.rounds], dtype=np.int64)
+        rounds = group.round_ids(data.round_group, data.rounds)
     old = run.phases.get(phase_name)
     if old is None:
         run.phases[phase_name] = data.series

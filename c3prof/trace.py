@@ -724,8 +724,6 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
                 _check_first(rec, path, lineno)
             if not (simple and plain and phases is not None and phases.accept(rec)):
                 validate_record(rec, path, lineno, plain_text=plain, batch=batch)
-                if simple and plain and phases is not None:
-                    phases.learn(rec)
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)

@@ -16,9 +16,10 @@ JSON (1, 1.0 and true stay apart, as the reprs of validate_record's identity cac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from c3prof.trace import MAX_ROUND, MAX_VISITS, PHASES, SERIES, _orjson
+from c3prof.errors import TraceError
+from c3prof.trace import MAX_ROUND, MAX_VISITS, PHASES, SERIES, _orjson, _validate_run_identity
 
 if TYPE_CHECKING:
     from c3prof.trace_samples import SampleBatch
@@ -36,8 +37,9 @@ _MAX_IDENTITIES = 4096
 
 
 class PlainPhases:
-    """Accepts phase records that validate_record would accept; ``learn`` adds the run identities
-    validate_record found valid, which ``accept`` then recognizes by their exact JSON."""
+    """Accepts phase records that validate_record would accept. A run identity (scenario, strategy,
+    variant, run id) is checked by validate_record's own function the first time, and then
+    recognized by its exact JSON: a run's phases repeat it."""
 
     def __init__(self, batch: SampleBatch) -> None:
         self._batch = batch
@@ -61,17 +63,19 @@ class PlainPhases:
         if rounds is not None and not (len(rounds) == n and set(map(type, rounds)) == _INT_ONLY
                                        and min(rounds) >= 0 and max(rounds) <= MAX_ROUND):
             return False
-        if _identity(rec) not in self._identities:
+        identity = (rec["run"], rec["strategy"], rec["variant"], _orjson.dumps(rec["scenario"]))
+        if identity not in self._identities and not self._valid_identity(rec, identity):
             return False
         return self._batch.add(samples, n, SERIES)   # last: it takes the samples when it says True
 
-    def learn(self, rec: dict) -> None:
-        """Note the run identity of ``rec``, a record validate_record has just accepted."""
-        if rec["record"] == "phase":
-            if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs
-                self._identities.clear()
-            self._identities.add(_identity(rec))
+    def _valid_identity(self, rec: dict, identity: tuple) -> bool:
+        """validate_record's own check of a run identity not seen yet; remembered when valid."""
+        try:
+            _validate_run_identity(rec, "", 0, repr(rec["scenario"]))
+        except TraceError:
+            return False
+        if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs
+            self._identities.clear()
+        self._identities.add(identity)
+        return True
 
-
-def _identity(rec: dict) -> tuple[str, str, str, Any]:
-    return rec["run"], rec["strategy"], rec["variant"], _orjson.dumps(rec["scenario"])

@@ -251,14 +251,31 @@ class PhaseData:
     rank_medians: list[float] = field(default_factory=list)
 
 
-def _phase_data(phase) -> PhaseData:
+def _phase_data(phase, median: float | None = None) -> PhaseData:
+    """``median``: of the phase's total_ms, when the caller has it already (_medians)."""
     series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
     ok = isinstance(group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size
+    if median is None:
+        median = sorted_median(np.sort(series["total_ms"]))  # == np.median, faster
     return PhaseData(series=series, round_group=group if ok else None,
-                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None,
-                     rank_medians=[sorted_median(np.sort(series["total_ms"]))])  # == np.median, faster
+                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None, rank_medians=[median])
+
+
+def _medians(arrays: list[np.ndarray]) -> list[float]:
+    """sorted_median(np.sort(a)) of each array, sorting all arrays of one length in one call (a large
+    trace has 10^5 short series; sorting them one by one was most of merging it)."""
+    out = [0.0] * len(arrays)
+    by_size: dict[int, list[int]] = {}
+    for i, a in enumerate(arrays):
+        by_size.setdefault(a.size, []).append(i)
+    for n, where in by_size.items():
+        rows = np.sort(np.stack([arrays[i] for i in where]), axis=1)
+        medians = rows[:, n // 2] if n % 2 else 0.5 * (rows[:, n // 2 - 1] + rows[:, n // 2])
+        for i, m in zip(where, medians.tolist()):
+            out[i] = m
+    return out
 
 
 def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
@@ -353,6 +370,11 @@ def _sources(traces: list[tuple[Path, Trace]], split_by: str) -> list[_Source]:
 
 def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, dict[str, PhaseData]]]:
     """run id -> (the run as first seen, phase -> PhaseData combined over the source's ranks)."""
+    if len(src.traces) == 1:   # a single trace: nothing to combine
+        trace_runs = src.traces[0].runs
+        medians = iter(_medians([p.samples["total_ms"] for r in trace_runs.values() for p in r.phases.values()]))
+        return {rid: (r, {key: _phase_data(p, next(medians)) for key, p in r.phases.items()})
+                for rid, r in trace_runs.items()}
     runs: dict[str, tuple[object, dict[str, PhaseData]]] = {}
     per_rank: dict[str, dict[str, list[PhaseData]]] = {}
     for trace in src.traces:
@@ -433,9 +455,10 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
             tr = trace.runs.get(rid)
             if tr is None:
                 continue
-            run.validations.extend(dict(v, _trace=where[id(trace)]) for v in tr.validations)
-            run.counters.extend(dict(c, _trace=where[id(trace)]) for c in tr.counters)
-            run.errors.extend(dict(e, _trace=where[id(trace)]) for e in tr.errors)
+            for records, into in ((tr.validations, run.validations), (tr.counters, run.counters),
+                                  (tr.errors, run.errors)):
+                if records:   # most runs have none of some kinds: no generator made for those
+                    into.extend(dict(rec, _trace=where[id(trace)]) for rec in records)
 
 
 def load(paths: list[str], split_by: str = "platform") -> Dataset:

@@ -15,6 +15,7 @@ average is printed before and after, and everything is saved with ``--json PATH`
 
     python benchmarks/bench_read.py                       # worktree vs main, 5 runs of each
     python benchmarks/bench_read.py --baseline a720119 --repeat 7 --json /tmp/read.json
+    python benchmarks/bench_read.py --same                # same Dataset as main on every committed trace
 """
 
 from __future__ import annotations
@@ -34,15 +35,30 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_report import build_trace  # noqa: E402
 
 # The child: run from the directory whose c3prof/ it should import (cwd comes first on sys.path).
+# Mode ``digest`` loads the traces and prints a hash of everything in the Dataset (every array's
+# dtype and bytes, rounds, medians, records, notes, inputs), to show old and new give the same.
 CHILD = """
-import json, resource, sys, time
+import hashlib, json, resource, sys, time
 import numpy, c3prof.trace, c3prof.analysis.dataset as dataset
-mode, trace = sys.argv[1], sys.argv[2]
+mode, traces = sys.argv[1], sys.argv[2:]
+
+def canon(x):
+    if isinstance(x, numpy.ndarray):
+        return ("array", x.dtype.str, x.shape, x.tobytes().hex())
+    if isinstance(x, dict):
+        return ("dict", [(canon(k), canon(v)) for k, v in x.items()])
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, [canon(v) for v in x])
+    if hasattr(x, "__dataclass_fields__"):
+        return (type(x).__name__, [(f, canon(getattr(x, f))) for f in x.__dataclass_fields__])
+    return (type(x).__name__, repr(x))
+
 t0 = time.perf_counter()
-result = c3prof.trace.read_trace(trace) if mode == "read" else dataset.load([trace])
+result = c3prof.trace.read_trace(traces[0]) if mode == "read" else dataset.load(traces)
 wall = time.perf_counter() - t0
+digest = hashlib.sha256(repr(canon(result)).encode()).hexdigest() if mode == "digest" else None
 print(json.dumps({"wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "c3prof": c3prof.__file__}))
+                  "c3prof": c3prof.__file__, "digest": digest}))
 """
 
 
@@ -55,14 +71,39 @@ def extract(rev: str, into: Path) -> Path:
     return into
 
 
-def measure(cwd: Path, mode: str, trace: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, str(trace)], cwd=cwd, capture_output=True, text=True)
+def measure(cwd: Path, mode: str, *traces: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, mode, *map(str, traces)], cwd=cwd, capture_output=True,
+                         text=True)
     if out.returncode != 0:
         raise SystemExit(f"{cwd}: {mode} failed:\n{out.stderr}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if not result["c3prof"].startswith(str(cwd)):
         raise SystemExit(f"{cwd}: the child imported {result['c3prof']}, not the c3prof under test")
     return result
+
+
+def same_datasets(args: argparse.Namespace) -> int:
+    """Old and new load each trace into Datasets with the same digest (child mode ``digest``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        loads = [[t.resolve() for t in arg.split(",")] for arg in map(str, args.same)]
+        if not loads:
+            synthetic = args.trace or Path(tmp) / "synthetic.jsonl"
+            if not synthetic.exists():
+                build_trace(synthetic, args.samples, args.scenarios)
+            data = ROOT / "tests" / "data"
+            loads = [[synthetic], *([t] for t in sorted(data.glob("*.jsonl")))]
+            loads += [sorted(data.glob(pattern)) for pattern in MULTI_TRACE_LOADS]
+        base = extract(args.baseline, Path(tmp))
+        differ = [ts for ts in loads if measure(ROOT, "digest", *ts)["digest"] != measure(base, "digest", *ts)["digest"]]
+    print(f"{len(loads) - len(differ)} of {len(loads)} loads give the same Dataset as {args.baseline}"
+          + "".join(f"\n  differs: {','.join(map(str, ts))}" for ts in differ))
+    return 1 if differ else 0
+
+
+# Committed traces the report reads together: ranks of one capture (combined), repeated captures (pooled).
+MULTI_TRACE_LOADS = ("h200x2_llama70b.rank*.jsonl", "h200_default_[12].jsonl", "h200_default_pair_*.jsonl",
+                     "h200_default_v4_*.jsonl", "h200_default_proc2_*.jsonl", "h200_default_proc_*.jsonl",
+                     "h200_interference_controls_s7_*.jsonl")
 
 
 def main() -> int:
@@ -74,7 +115,13 @@ def main() -> int:
     ap.add_argument("--modes", default="read,load")
     ap.add_argument("--trace", type=Path, help="reuse (or build) the synthetic trace here")
     ap.add_argument("--json", type=Path, help="save the results")
+    ap.add_argument("--same", nargs="*", metavar="TRACE[,TRACE...]",
+                    help="only check that both load these traces (comma-joined: in one load) into the same "
+                         "Dataset (default: the synthetic one, every tests/data trace, and the committed "
+                         "traces the report reads together); exit 1 if not")
     args = ap.parse_args()
+    if args.same is not None:
+        return same_datasets(args)
     with tempfile.TemporaryDirectory() as tmp:
         trace = args.trace or Path(tmp) / "synthetic.jsonl"
         if not trace.exists():

@@ -44,6 +44,7 @@ class PlainPhases:
     def __init__(self, batch: SampleBatch) -> None:
         self._batch = batch
         self._identities: set[tuple[str, str, str, bytes]] = set()
+        self._shared: dict[bytes, dict] = {}   # JSON text -> the first dict read with it
 
     def accept(self, rec: dict) -> bool:
         """True: ``rec`` is a valid phase record, its samples now in the batch. False: not sure
@@ -66,7 +67,14 @@ class PlainPhases:
         identity = (rec["run"], rec["strategy"], rec["variant"], _orjson.dumps(rec["scenario"]))
         if identity not in self._identities and not self._valid_identity(rec, identity):
             return False
-        return self._batch.add(samples, n, SERIES)   # last: it takes the samples when it says True
+        if not self._batch.add(samples, n, SERIES):   # last check: it takes the samples when it says True
+            return False
+        # A run's phases (and a scenario's runs) repeat these dicts: keep one of each (same JSON, so the
+        # same values and types), not one per record (a third of the memory of a read trace).
+        rec["scenario"] = self._shared.setdefault(identity[3], rec["scenario"])
+        for name in ("params", "stop"):
+            rec[name] = self._shared.setdefault(_orjson.dumps(rec[name]), rec[name])
+        return True
 
     def _valid_identity(self, rec: dict, identity: tuple) -> bool:
         """validate_record's own check of a run identity not seen yet; remembered when valid."""

@@ -175,3 +175,14 @@ def test_reading_pauses_garbage_collection_and_restores_it(tmp_path, enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_repeated_dicts_are_kept_once():
+    """A run's phases share its scenario, params and stop dicts when their JSON is the same (memory);
+    the contents are the exact read's (test_committed_traces_read_as_with_the_exact_checks)."""
+    t = trace.read_trace(SYNTHETIC)
+    for run in t.runs.values():
+        for phase in run.phases.values():
+            assert phase.record["scenario"] is run.scenario and phase.record["params"] is run.params
+    stops = [p.stop for r in t.runs.values() for p in r.phases.values()]
+    assert len({id(s) for s in stops}) == len({json.dumps(s) for s in stops}) < len(stops)

@@ -33,17 +33,13 @@ class _Numbers:
         self.lo, self.hi = lo, hi
         self.pending: list = []
         self.chunks: list[np.ndarray] = []
-        self.size = 0          # values taken so far
+        self.size = 0          # values taken so far (pending and converted)
         self.bad = False       # a value broke the rule (its chunk is not kept)
 
-    def extend(self, values: list) -> int:
-        """Take ``values``; returns where they start."""
-        at = self.size
-        self.pending.extend(values)
-        self.size += len(values)
+    def flush_full(self) -> None:
+        """Convert the pending values once there are a chunk of them (SampleBatch.add extends them)."""
         if len(self.pending) >= CHUNK:
             self._flush()
-        return at
 
     def _flush(self) -> None:
         if not self.bad:
@@ -82,11 +78,17 @@ class SampleBatch:
             if type(values) is not list or len(values) != n or name not in known:
                 return False
         layout = []
+        durations, starts = self._durations, self._starts
         for name, values in samples.items():
             duration = name in self._positive
-            layout.append((name, duration, (self._durations if duration else self._starts).extend(values), n))
+            numbers = durations if duration else starts
+            layout.append((name, duration, numbers.size, n))
+            numbers.pending += values
+            numbers.size += n
             samples[name] = None
         self._records.append((samples, layout))
+        durations.flush_full()
+        starts.flush_full()
         return True
 
     def check(self) -> bool:

@@ -94,7 +94,8 @@ def same_datasets(args: argparse.Namespace) -> int:
             loads = [[synthetic], *([t] for t in sorted(data.glob("*.jsonl")))]
             loads += [sorted(data.glob(pattern)) for pattern in MULTI_TRACE_LOADS]
         base = extract(args.baseline, Path(tmp))
-        differ = [ts for ts in loads if measure(ROOT, "digest", *ts)["digest"] != measure(base, "digest", *ts)["digest"]]
+        differ = [ts for ts in loads
+                  if measure(ROOT, "digest", *ts)["digest"] != measure(base, "digest", *ts)["digest"]]
     print(f"{len(loads) - len(differ)} of {len(loads)} loads give the same Dataset as {args.baseline}"
           + "".join(f"\n  differs: {','.join(map(str, ts))}" for ts in differ))
     return 1 if differ else 0

@@ -44,7 +44,6 @@ from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
-
 from c3prof.trace_samples import SampleBatch, read_only_arrays
 
 if TYPE_CHECKING:

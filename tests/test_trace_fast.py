@@ -186,3 +186,15 @@ def test_repeated_dicts_are_kept_once():
             assert phase.record["scenario"] is run.scenario and phase.record["params"] is run.params
     stops = [p.stop for r in t.runs.values() for p in r.phases.values()]
     assert len({id(s) for s in stops}) == len({json.dumps(s) for s in stops}) < len(stops)
+
+
+def test_text_kind_is_the_two_text_checks():
+    """trace._text_kind shares the work of _is_simple_json and _is_plain_json and gives what they give."""
+    import random
+    pieces = [b'{"a":', b"[", b"{", b"]", b"}", b"1.5", b"0." + b"1" * 18, b"9" * 19, b"7" * 300, b"1e400", b"2E+300",
+              b"3e-300", b"4e99", b"\\u0000", b"\\n", b'"x"', b",", b"-12345678901234567890"]
+    rng = random.Random(0)
+    for _ in range(3000):
+        raw = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) + b"\n"
+        digits = raw.translate(trace._DIGITS_AS_ZERO)
+        assert trace._text_kind(raw) == (trace._is_simple_json(raw, digits), trace._is_plain_json(raw)), raw

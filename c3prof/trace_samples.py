@@ -2,10 +2,12 @@
 
 ``trace.read_trace`` reads a trace twice only when it is bad. Its first pass checks each phase
 record's samples for their structure (known series, lists of one length) and leaves the numbers to a
-``SampleBatch``: every duration of the trace in one list, every start offset in another. At the end
-the batch checks them in two calls (types, then one numpy array per list against its range) instead
-of 10^5 small checks, and cuts the arrays into one read-only view per series, which the analysis
-uses as it is (dataset._phase_data) instead of converting each list again. When anything in the
+``SampleBatch``: every duration of the trace in one list, every start offset in another, each
+converted into a numpy array a chunk (CHUNK values) at a time, so the record's lists and their Python
+floats are dropped as the reading goes. The batch checks each chunk in two calls (types, then the
+array against its range) instead of 10^5 small checks, and at the end puts one read-only view per
+series back into the record's samples dict (Phase.samples), which the analysis uses as it is
+(dataset._phase_data). When anything in the
 first pass fails, the trace is read again record by record with every check in place, so the error
 is the one the reader has always reported (the first bad line, named): the batch is a fast path to
 the same result, never a second set of rules.

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_report import build_trace  # noqa: E402
+from compare_report import extract  # noqa: E402  (the c3prof/ package of a git revision)
 
 # The child: run from the directory whose c3prof/ it should import (cwd comes first on sys.path).
 # Mode ``digest`` loads the traces and prints a hash of everything in the Dataset (every array's
@@ -62,15 +63,6 @@ print(json.dumps({"wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUS
 """
 
 
-def extract(rev: str, into: Path) -> Path:
-    """The ``c3prof/`` package of ``rev``, unpacked under ``into``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "c3prof"], capture_output=True)
-    if archive.returncode != 0:
-        raise SystemExit(f"git archive {rev}: {archive.stderr.decode().strip()}")
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
-
-
 def measure(cwd: Path, mode: str, *traces: Path) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, mode, *map(str, traces)], cwd=cwd, capture_output=True,
                          text=True)
@@ -85,7 +77,7 @@ def measure(cwd: Path, mode: str, *traces: Path) -> dict:
 def same_datasets(args: argparse.Namespace) -> int:
     """Old and new load each trace into Datasets with the same digest (child mode ``digest``)."""
     with tempfile.TemporaryDirectory() as tmp:
-        loads = [[t.resolve() for t in arg.split(",")] for arg in map(str, args.same)]
+        loads = [[Path(t).resolve() for t in arg.split(",")] for arg in args.same]
         if not loads:
             synthetic = args.trace or Path(tmp) / "synthetic.jsonl"
             if not synthetic.exists():

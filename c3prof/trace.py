@@ -44,6 +44,7 @@ from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
+from c3prof.trace_fast import PhaseRules, PlainPhases
 from c3prof.trace_samples import SampleBatch, read_only_arrays
 
 if TYPE_CHECKING:
@@ -403,6 +404,13 @@ def _validate_samples(rec, path, lineno, batch: SampleBatch | None = None) -> No
     _validate_rounds(rec, n, path, lineno)
 
 
+def _phase_rules(orjson: Any) -> PhaseRules:
+    """The phase rules above, for the fast path (trace_fast.PlainPhases)."""
+    return PhaseRules(phases=PHASES, series=SERIES, max_visits=MAX_VISITS, max_round=MAX_ROUND,
+                      check_identity=lambda rec: _validate_run_identity(rec, "", 0, repr(rec["scenario"])),
+                      dumps=orjson.dumps)
+
+
 def _validate_validation(rec, path, lineno) -> None:
     if not 0 < rec["bytes_checked"] <= MAX_COUNT or not 0 <= rec["mismatched_bytes"] <= rec["bytes_checked"]:
         raise _fail(path, lineno, "validation byte counts out of range")
@@ -701,10 +709,8 @@ def iter_records(path: str | Path, tail: Tail | None = None,
 
 def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
-    phases = None   # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
-    if batch is not None and _orjson is not None:
-        from c3prof.trace_fast import PlainPhases
-        phases = PlainPhases(batch)
+    # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
+    phases = PlainPhases(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:

@@ -16,10 +16,11 @@ JSON (1, 1.0 and true stay apart, as the reprs of validate_record's identity cac
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from c3prof.errors import TraceError
-from c3prof.trace import MAX_ROUND, MAX_VISITS, PHASES, SERIES, _orjson, _validate_run_identity
 
 if TYPE_CHECKING:
     from c3prof.trace_samples import SampleBatch
@@ -36,13 +37,28 @@ _INT_ONLY = {int}
 _MAX_IDENTITIES = 4096
 
 
+@dataclass(frozen=True)
+class PhaseRules:
+    """What validate_record requires of a phase record, from c3prof.trace (which imports this module,
+    so the rules come in rather than being imported: one definition of each)."""
+
+    phases: tuple[str, ...]
+    series: tuple[str, ...]
+    max_visits: int
+    max_round: int
+    check_identity: Callable[[dict], None]   # validate_record's check of a run identity: TraceError if bad
+    dumps: Callable[[Any], bytes]            # orjson.dumps: a value's exact JSON
+
+
 class PlainPhases:
     """Accepts phase records that validate_record would accept. A run identity (scenario, strategy,
     variant, run id) is checked by validate_record's own function the first time, and then
     recognized by its exact JSON: a run's phases repeat it."""
 
-    def __init__(self, batch: SampleBatch) -> None:
+    def __init__(self, batch: SampleBatch, rules: PhaseRules) -> None:
         self._batch = batch
+        self._rules = rules
+        self._dumps = rules.dumps
         self._identities: set[tuple[str, str, str, bytes]] = set()
         self._shared: dict[bytes, dict] = {}   # JSON text -> the first dict read with it
 
@@ -52,9 +68,10 @@ class PlainPhases:
         if rec.get("record") != "phase" or list(map(type, map(rec.get, _FIELDS))) != _FIELD_TYPES:
             return False
         rounds, _, visit = optional = tuple(map(rec.get, _OPTIONAL))
-        if tuple(map(type, optional)) not in _OPTIONAL_TYPES or rec["phase"] not in PHASES:
+        rules = self._rules
+        if tuple(map(type, optional)) not in _OPTIONAL_TYPES or rec["phase"] not in rules.phases:
             return False
-        if visit is not None and not 1 <= visit <= MAX_VISITS:
+        if visit is not None and not 1 <= visit <= rules.max_visits:
             return False
         samples = rec["samples"]
         total = samples.get("total_ms")
@@ -62,24 +79,24 @@ class PlainPhases:
             return False
         n = len(total)
         if rounds is not None and not (len(rounds) == n and set(map(type, rounds)) == _INT_ONLY
-                                       and min(rounds) >= 0 and max(rounds) <= MAX_ROUND):
+                                       and min(rounds) >= 0 and max(rounds) <= rules.max_round):
             return False
-        identity = (rec["run"], rec["strategy"], rec["variant"], _orjson.dumps(rec["scenario"]))
+        identity = (rec["run"], rec["strategy"], rec["variant"], self._dumps(rec["scenario"]))
         if identity not in self._identities and not self._valid_identity(rec, identity):
             return False
-        if not self._batch.add(samples, n, SERIES):   # last check: it takes the samples when it says True
+        if not self._batch.add(samples, n, rules.series):   # last check: it takes the samples when it says True
             return False
         # A run's phases (and a scenario's runs) repeat these dicts: keep one of each (same JSON, so the
         # same values and types), not one per record (a third of the memory of a read trace).
         rec["scenario"] = self._shared.setdefault(identity[3], rec["scenario"])
         for name in ("params", "stop"):
-            rec[name] = self._shared.setdefault(_orjson.dumps(rec[name]), rec[name])
+            rec[name] = self._shared.setdefault(self._dumps(rec[name]), rec[name])
         return True
 
     def _valid_identity(self, rec: dict, identity: tuple) -> bool:
         """validate_record's own check of a run identity not seen yet; remembered when valid."""
         try:
-            _validate_run_identity(rec, "", 0, repr(rec["scenario"]))
+            self._rules.check_identity(rec)
         except TraceError:
             return False
         if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs

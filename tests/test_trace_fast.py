@@ -20,7 +20,7 @@ from c3prof.errors import TraceError
 from c3prof.trace_fast import PlainPhases
 from c3prof.trace_samples import SampleBatch
 
-pytest.importorskip("orjson")   # the fast path runs with orjson only (trace._records_of)
+orjson = pytest.importorskip("orjson")   # the fast path runs with orjson only (trace._records_of)
 
 DATA = Path(__file__).parent / "data"
 SYNTHETIC = DATA / "synthetic_small.jsonl"
@@ -99,7 +99,7 @@ def test_fast_path_accepts_only_what_validate_record_accepts(name):
     for index in PHASE_LINES[:3]:
         rec = json.loads(LINES[index])
         CHANGES[name](rec)
-        fast, batch = PlainPhases(_batch()), _batch()
+        fast, batch = PlainPhases(_batch(), trace._phase_rules(orjson)), _batch()
         taken = fast.accept(copy.deepcopy(rec))
         try:
             trace.validate_record(copy.deepcopy(rec), plain_text=True, batch=batch)
@@ -110,7 +110,7 @@ def test_fast_path_accepts_only_what_validate_record_accepts(name):
 def test_fast_path_takes_every_valid_phase_of_the_committed_traces():
     """It is not a path that never runs: every phase record of the real traces goes through it."""
     for path in sorted(DATA.glob("*.jsonl")):
-        fast = PlainPhases(_batch())
+        fast = PlainPhases(_batch(), trace._phase_rules(orjson))
         phases = [rec for _, rec in trace.iter_records(path) if rec["record"] == "phase"]
         assert phases and all(fast.accept(json.loads(json.dumps(rec))) for rec in phases), path.name
 

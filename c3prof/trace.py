@@ -26,6 +26,7 @@ Times are milliseconds from CUDA events.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import math
@@ -34,6 +35,7 @@ import re
 import socket
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterator
@@ -42,11 +44,11 @@ from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
+from c3prof.trace_fast import PhaseRules, PlainPhases
+from c3prof.trace_samples import SampleBatch, read_only_arrays
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from c3prof.trace_samples import SampleBatch
 
 
 def _optional_orjson() -> Any:
@@ -205,6 +207,17 @@ def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     if digits is None:
         digits = raw.translate(_DIGITS_AS_ZERO)
     return _LONG_NUMBER not in digits and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
+
+
+def _text_kind(raw: bytes) -> tuple[bool, bool]:
+    """(_is_simple_json, _is_plain_json) of a record's text, sharing their work: the text translated
+    once, and brackets counted once. With no run of 19 digits there is no run of 300 either."""
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        return False, False
+    digits = raw.translate(_DIGITS_AS_ZERO)
+    if _INT64_DIGITS in digits:
+        return False, _is_plain_json(raw, digits)
+    return True, b"\\u" not in raw and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
 
 
 def _check_types(rec: dict, kind: str, path, lineno) -> None:
@@ -391,6 +404,13 @@ def _validate_samples(rec, path, lineno, batch: SampleBatch | None = None) -> No
     _validate_rounds(rec, n, path, lineno)
 
 
+def _phase_rules(orjson: Any) -> PhaseRules:
+    """The phase rules above, for the fast path (trace_fast.PlainPhases)."""
+    return PhaseRules(phases=PHASES, series=SERIES, max_visits=MAX_VISITS, max_round=MAX_ROUND,
+                      check_identity=lambda rec: _validate_run_identity(rec, "", 0, repr(rec["scenario"])),
+                      dumps=orjson.dumps)
+
+
 def _validate_validation(rec, path, lineno) -> None:
     if not 0 < rec["bytes_checked"] <= MAX_COUNT or not 0 <= rec["mismatched_bytes"] <= rec["bytes_checked"]:
         raise _fail(path, lineno, "validation byte counts out of range")
@@ -520,21 +540,25 @@ def _repair_tail(path: Path, tail: "Tail") -> int:
 # Reading
 # ------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Phase:
-    """One phase of one run: every repetition's samples (ms)."""
+    """One phase of one run: every repetition's samples (ms), per series a read-only float64 array
+    (read_trace converts the record's lists, trace_samples.py; ``record["samples"]`` is the same dict)."""
 
     name: str
-    samples: dict[str, list[float]]
+    samples: dict[str, np.ndarray]
     stop: dict
     record: dict
-    # The samples as read-only float64 arrays, when read_trace checked them in a batch
-    # (trace_samples.py); the same values as np.asarray(samples[name], dtype=float).
-    arrays: dict[str, np.ndarray] | None = None
+
+    @property
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The samples (a name kept from when arrays were kept next to the record's lists)."""
+        return self.samples
 
     @property
     def total_ms(self) -> list[float]:
-        return self.samples["total_ms"]
+        """The phase's times as a list (for checks and messages; the analysis takes the array)."""
+        return self.samples["total_ms"].tolist()
 
 
 @dataclass
@@ -685,6 +709,8 @@ def iter_records(path: str | Path, tail: Tail | None = None,
 
 def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
+    # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
+    phases = PlainPhases(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:
@@ -697,11 +723,12 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
         if not raw.strip():
             continue
         try:
-            digits = raw.translate(_DIGITS_AS_ZERO)
-            rec = parse_record(raw, path, lineno, simple=_is_simple_json(raw, digits))
+            simple, plain = _text_kind(raw)
+            rec = parse_record(raw, path, lineno, simple=simple)
             if first:
                 _check_first(rec, path, lineno)
-            validate_record(rec, path, lineno, plain_text=_is_plain_json(raw, digits), batch=batch)
+            if not (simple and plain and phases is not None and phases.accept(rec)):
+                validate_record(rec, path, lineno, plain_text=plain, batch=batch)
         except TraceError:
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)
@@ -715,34 +742,45 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
         raise TraceError(f"{path}: empty file, not a c3prof trace")
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off for a while (as it was, after). Reading a trace makes hundreds of
+    thousands of dicts and lists and no reference cycle; each collection the allocations triggered
+    walked every object kept so far, which was half the time of reading a large trace."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
     """Read and validate a whole trace into runs and their phases (``tail``: see iter_records).
 
-    Without ``tail``, the phases' sample values are checked all at once and kept as arrays too
-    (Phase.arrays; trace_samples.py); a trace that fails anything there is read again with every
+    Without ``tail``, the phases' sample values are checked all at once and become arrays
+    (Phase.samples; trace_samples.py); a trace that fails anything there is read again with every
     check made record by record, which raises the error the reader names (file and first bad line)."""
-    if tail is not None:
-        return _read_records(path, tail, None, [])
-    from c3prof.trace_samples import SampleBatch
-
-    batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
-    checked: list[tuple[Phase, int]] = []   # each phase and its record's place in the batch
-    try:
-        trace = _read_records(path, None, batch, checked)
-    except TraceError:
-        return _read_records(path, None, None, [])
-    arrays = batch.check()
-    if arrays is None:
-        return _read_records(path, None, None, [])
-    for phase, index in checked:
-        phase.arrays = arrays[index]
-    return trace
+    with gc_paused():
+        return _read_trace(path, tail)
 
 
-def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None,
-                  checked: list[tuple[Phase, int]]) -> Trace:
-    """read_trace's pass over the records; with ``batch``, each Phase made and its place in it go
-    to ``checked``."""
+def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
+    if tail is None:
+        batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+        try:
+            trace = _read_records(path, None, batch)
+        except TraceError:
+            trace = None
+        if trace is not None and batch.check():
+            return trace
+    return _read_records(path, tail, None)
+
+
+def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None) -> Trace:
+    """read_trace's pass over the records. With ``batch``, the phases' samples are left to it (their
+    arrays come with batch.check()); without, each phase's samples become arrays as it is read."""
     trace: Trace | None = None
     for lineno, rec in iter_records(path, tail, batch):
         kind = rec["record"]
@@ -770,11 +808,11 @@ def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None
                     params=rec["params"], source=str(path))
             # A resumed capture never re-measures a finished phase; if one appears twice, keep the latest.
             # A capture with several visits (--visits) measures each phase once per visit.
-            phase = Phase(name=rec["phase"], samples=rec["samples"], stop=rec["stop"], record=rec)
-            run.phases[phase_key(rec["phase"], rec.get("visit"))] = phase
-            index = batch.index_of(rec["samples"]) if batch is not None else None
-            if index is not None:
-                checked.append((phase, index))
+            samples = rec["samples"]
+            if batch is None or type(samples["total_ms"]) is list:   # lists the batch did not take
+                read_only_arrays(samples)
+            run.phases[phase_key(rec["phase"], rec.get("visit"))] = Phase(
+                name=rec["phase"], samples=samples, stop=rec["stop"], record=rec)
         elif kind in ("validation", "counters", "error"):
             rid = rec.get("run")
             if kind == "error":

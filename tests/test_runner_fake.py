@@ -64,7 +64,7 @@ def test_phase_times_follow_the_schedule(tmp_path):
     assert run.phases["serial"].total_ms == [2.5] * 6
     assert run.phases["concurrent"].total_ms == [2.0] * 6
     conc = run.phases["concurrent"].samples
-    assert conc["gemm_start_ms"] == [0.0] * 6 and conc["comm_start_ms"] == [0.0] * 6
+    assert conc["gemm_start_ms"].tolist() == [0.0] * 6 and conc["comm_start_ms"].tolist() == [0.0] * 6
     assert run.phases["concurrent"].stop["reason"] == "noise"
     # Three validated communication phases per run, each recorded.
     assert [v["phase"] for v in run.validations] == ["comm", "serial", "concurrent"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from c3prof import trace
+from c3prof import trace, trace_samples
 from c3prof.analysis.dataset import _phase_data
 from c3prof.errors import TraceError
 from c3prof.trace_samples import SampleBatch
@@ -23,28 +23,39 @@ SYNTHETIC = DATA / "synthetic_small.jsonl"
 
 def _exact(path) -> trace.Trace:
     """The record-by-record read (every sample checked where it stands): the reference."""
-    return trace._read_records(path, None, None, [])
+    return trace._read_records(path, None, None)
+
+
+def _plain(value):
+    """A record or samples dict with every array as (dtype, writeable, list): comparable with ==."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.flags.writeable, value.tolist())
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _phases(t: trace.Trace):
-    return [(rid, key, p.samples, p.record) for rid, r in t.runs.items() for key, p in r.phases.items()]
+    return [(rid, key, _plain(p.samples), _plain(p.record), p.record["samples"] is p.samples)
+            for rid, r in t.runs.items() for key, p in r.phases.items()]
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.jsonl")), ids=lambda p: p.name)
 def test_committed_traces_read_the_same_with_arrays(path):
     got, want = trace.read_trace(path), _exact(path)
     assert _phases(got) == _phases(want) and got.header == want.header
+    raw = {(rec["run"], trace.phase_key(rec["phase"], rec.get("visit"))): rec["samples"]
+           for _, rec in trace.iter_records(path) if rec["record"] == "phase"}
     for run in got.runs.values():
-        for phase in run.phases.values():
-            assert phase.arrays is not None, "the batch path did not run"
-            assert list(phase.arrays) == list(phase.samples)   # same series, same order
-            for name, values in phase.samples.items():
-                array = phase.arrays[name]
+        for key, phase in run.phases.items():
+            assert list(phase.samples) == list(raw[run.id, key])   # same series, same order
+            for name, values in raw[run.id, key].items():
+                array = phase.samples[name]
                 assert array.dtype == np.float64 and not array.flags.writeable
                 assert np.array_equal(array, np.asarray(values, dtype=float))
-            # The analysis takes them as they are: the arrays _phase_data built from the lists before.
+            # The analysis takes them as they are.
             data = _phase_data(phase)
-            assert all(data.series[k] is phase.arrays[k] for k in phase.samples)
+            assert all(data.series[k] is phase.samples[k] for k in phase.samples)
 
 
 def _lines() -> list[str]:
@@ -115,12 +126,31 @@ def _error(path) -> str:
 def test_batch_takes_only_well_formed_samples_and_checks_the_ranges():
     batch = SampleBatch(frozenset(trace.POSITIVE_SERIES), trace.MIN_DURATION_MS, trace.MAX_MS)
     good = {"total_ms": [1.0, 2], "gemm_start_ms": [0, 0.5]}
-    assert batch.add(good, 2, trace.SERIES) and batch.index_of(good) == 0
-    assert not batch.add({"total_ms": [1.0]}, 2, trace.SERIES)            # wrong length: not taken
-    assert not batch.add({"nope_ms": [1.0, 2.0]}, 2, trace.SERIES)       # unknown series: not taken
-    assert batch.index_of({"total_ms": [1.0, 2]}) is None                 # not the dict added last
-    arrays = batch.check()
-    assert [list(a) for a in arrays] == [["total_ms", "gemm_start_ms"]]
-    assert arrays[0]["total_ms"].tolist() == [1.0, 2.0] and arrays[0]["gemm_start_ms"].tolist() == [0.0, 0.5]
-    batch.add({"total_ms": [1.0, float("nan")]}, 2, trace.SERIES)
-    assert batch.check() is None
+    assert batch.add(good, 2, trace.SERIES) and good == {"total_ms": None, "gemm_start_ms": None}
+    short, unknown = {"total_ms": [1.0]}, {"nope_ms": [1.0, 2.0]}
+    assert not batch.add(short, 2, trace.SERIES) and short == {"total_ms": [1.0]}   # wrong length: not taken
+    assert not batch.add(unknown, 2, trace.SERIES)                                   # unknown series: not taken
+    assert batch.check()
+    assert list(good) == ["total_ms", "gemm_start_ms"]
+    assert good["total_ms"].tolist() == [1.0, 2.0] and good["gemm_start_ms"].tolist() == [0.0, 0.5]
+    assert not good["total_ms"].flags.writeable
+    nan = {"total_ms": [1.0, float("nan")]}
+    batch.add(nan, 2, trace.SERIES)
+    assert not batch.check()
+
+
+@pytest.mark.parametrize("bad_at", [0, 3, 2 * trace_samples.CHUNK + 5, None])
+def test_batch_checks_every_chunk(bad_at):
+    """Values are converted a chunk at a time: a bad one in any chunk fails the batch, and the good
+    batch's views hold every value in order across the chunk seams."""
+    batch = SampleBatch(frozenset(trace.POSITIVE_SERIES), trace.MIN_DURATION_MS, trace.MAX_MS)
+    n = 1000
+    records = [{"total_ms": [float(i * n + j + 1) for j in range(n)], "comm_start_ms": [0.0] * n}
+               for i in range(3 * trace_samples.CHUNK // n)]
+    if bad_at is not None:
+        records[bad_at // n]["total_ms"][bad_at % n] = -1.0
+    assert all(batch.add(r, n, trace.SERIES) for r in records)
+    assert batch.check() is (bad_at is None)
+    if bad_at is None:
+        assert all(r["total_ms"].tolist() == [float(i * n + j + 1) for j in range(n)] for i, r in enumerate(records))
+        assert all(r["comm_start_ms"].tolist() == [0.0] * n for r in records)

@@ -41,7 +41,7 @@ import numpy as np
 
 from c3prof.analysis.stats import sorted_median
 from c3prof.errors import C3profError
-from c3prof.trace import PHASES, Trace, backend_of, read_trace, split_phase_key
+from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
 
 SPLIT_MODES = ("platform", "host", "trace")
 # Traces written before the link was recorded: the link each of their transports used.
@@ -152,6 +152,15 @@ class Group:
         self.round_sweep[rid] = round_group
         return rid
 
+    def round_ids(self, round_group: str, indices: np.ndarray) -> np.ndarray:
+        """round_id of each index, in one pass over the distinct ones: they get their ids in the order
+        they first appear, as calling round_id on each in turn gives them."""
+        distinct, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
+        ids = np.empty(distinct.size, dtype=np.int64)
+        for i in np.argsort(first, kind="stable"):
+            ids[i] = self.round_id(round_group, int(distinct[i]))
+        return ids[inverse.reshape(-1)]
+
     @property
     def machine(self) -> dict:
         return self.machines[-1] if self.machines else {}
@@ -242,15 +251,31 @@ class PhaseData:
     rank_medians: list[float] = field(default_factory=list)
 
 
-def _phase_data(phase) -> PhaseData:
-    series = phase.arrays if phase.arrays is not None else {k: np.asarray(v, dtype=float)
-                                                              for k, v in phase.samples.items()}
+def _phase_data(phase, median: float | None = None) -> PhaseData:
+    """``median``: of the phase's total_ms, when the caller has it already (_medians)."""
+    series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
     ok = isinstance(group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size
+    if median is None:
+        median = sorted_median(np.sort(series["total_ms"]))  # == np.median, faster
     return PhaseData(series=series, round_group=group if ok else None,
-                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None,
-                     rank_medians=[sorted_median(np.sort(series["total_ms"]))])  # == np.median, faster
+                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None, rank_medians=[median])
+
+
+def _medians(arrays: list[np.ndarray]) -> list[float]:
+    """sorted_median(np.sort(a)) of each array, sorting all arrays of one length in one call (a large
+    trace has 10^5 short series; sorting them one by one was most of merging it)."""
+    out = [0.0] * len(arrays)
+    by_size: dict[int, list[int]] = {}
+    for i, a in enumerate(arrays):
+        by_size.setdefault(a.size, []).append(i)
+    for n, where in by_size.items():
+        rows = np.sort(np.stack([arrays[i] for i in where]), axis=1)
+        medians = rows[:, n // 2] if n % 2 else 0.5 * (rows[:, n // 2 - 1] + rows[:, n // 2])
+        for i, m in zip(where, medians.tolist()):
+            out[i] = m
+    return out
 
 
 def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
@@ -278,7 +303,7 @@ def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
 def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, notes: list[str], where: str) -> None:
     rounds = None
     if data.rounds is not None and data.round_group is not None:
-        rounds = np.array([group.round_id(data.round_group, int(r)) for r in data.rounds], dtype=np.int64)
+        rounds = group.round_ids(data.round_group, data.rounds)
     old = run.phases.get(phase_name)
     if old is None:
         run.phases[phase_name] = data.series
@@ -345,6 +370,11 @@ def _sources(traces: list[tuple[Path, Trace]], split_by: str) -> list[_Source]:
 
 def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, dict[str, PhaseData]]]:
     """run id -> (the run as first seen, phase -> PhaseData combined over the source's ranks)."""
+    if len(src.traces) == 1:   # a single trace: nothing to combine
+        trace_runs = src.traces[0].runs
+        medians = iter(_medians([p.samples["total_ms"] for r in trace_runs.values() for p in r.phases.values()]))
+        return {rid: (r, {key: _phase_data(p, next(medians)) for key, p in r.phases.items()})
+                for rid, r in trace_runs.items()}
     runs: dict[str, tuple[object, dict[str, PhaseData]]] = {}
     per_rank: dict[str, dict[str, list[PhaseData]]] = {}
     for trace in src.traces:
@@ -425,13 +455,19 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
             tr = trace.runs.get(rid)
             if tr is None:
                 continue
-            run.validations.extend(dict(v, _trace=where[id(trace)]) for v in tr.validations)
-            run.counters.extend(dict(c, _trace=where[id(trace)]) for c in tr.counters)
-            run.errors.extend(dict(e, _trace=where[id(trace)]) for e in tr.errors)
+            for records, into in ((tr.validations, run.validations), (tr.counters, run.counters),
+                                  (tr.errors, run.errors)):
+                if records:   # most runs have none of some kinds: no generator made for those
+                    into.extend(dict(rec, _trace=where[id(trace)]) for rec in records)
 
 
 def load(paths: list[str], split_by: str = "platform") -> Dataset:
     """Read every trace (raising TraceError with file and line on bad input) and merge into groups."""
+    with gc_paused():   # reading and merging make many objects and no cycle (see gc_paused)
+        return _load(paths, split_by)
+
+
+def _load(paths: list[str], split_by: str) -> Dataset:
     if split_by not in SPLIT_MODES:
         raise C3profError(f"--split-by must be one of {', '.join(SPLIT_MODES)}, got {split_by!r}")
     files = expand_paths(paths)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from report_helpers import SYNTHETIC, full_run, scenario, write_trace
 
-from c3prof.analysis.dataset import load
+from c3prof.analysis.dataset import Group, load
 from c3prof.errors import C3profError
 
 
@@ -107,3 +107,28 @@ def test_unfinished_capture_is_noted(tmp_path):
                                                [1.5] * 3), end=False)
     ds = load([str(tmp_path / "t.jsonl")])
     assert not ds.inputs[0].finished and any("did not finish" in n for n in ds.notes)
+
+
+def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
+    """Group.round_ids (kept per sweep and indices) gives every index the id that calling round_id on
+    each index in turn gives, with the same sweeps; also when scalar calls, new indices and other
+    sweeps come in between, and for repeated indices (answered from what it kept). SYNTHETIC indices."""
+    import numpy as np
+
+    from c3prof.analysis.dataset import Group
+
+    rng = np.random.default_rng(4)
+    batched, scalar = Group(key="g", gpu_name="g"), Group(key="g", gpu_name="g")
+    for step in range(60):
+        sweep = f"s{int(rng.integers(0, 3))}"
+        if step % 7 == 3:   # a scalar call in between
+            index = int(rng.integers(0, 40))
+            assert batched.round_id(sweep, index) == scalar.round_id(sweep, index)
+            continue
+        indices = rng.integers(0, 40, size=int(rng.integers(0, 30)))
+        want = np.array([scalar.round_id(sweep, int(i)) for i in indices], dtype=np.int64)
+        got = batched.round_ids(sweep, indices)
+        assert got.dtype == np.int64 and np.array_equal(got, want)
+        assert np.array_equal(batched.round_ids(sweep, indices.copy()), want)   # now from what it kept
+        assert not got.flags.writeable
+    assert batched.round_sweep == scalar.round_sweep

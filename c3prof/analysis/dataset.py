@@ -143,6 +143,7 @@ class Group:
     variant_order: dict[str, list[str]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
     _round_ids: dict[tuple[str, int], int] = field(default_factory=dict)
+    _round_memo: dict[tuple[str, str, bytes], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     round_sweep: dict[int, str] = field(default_factory=dict)   # round id -> its sweep (round_group)
     _carriers: dict[tuple[str | None, int], tuple[str, str]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -153,13 +154,22 @@ class Group:
         return rid
 
     def round_ids(self, round_group: str, indices: np.ndarray) -> np.ndarray:
-        """round_id of each index, in one pass over the distinct ones: they get their ids in the order
-        they first appear, as calling round_id on each in turn gives them."""
+        """round_id of each index (a read-only array), in one pass over the distinct ones: they get
+        their ids in the order they first appear, as calling round_id on each in turn gives them.
+        Every phase of every run of a scenario repeats its sweep's indices, and an index's id never
+        changes once given, so the answer is kept per (sweep, indices) and a repeat is one lookup."""
+        key = (round_group, indices.dtype.str, indices.tobytes())
+        known = self._round_memo.get(key)
+        if known is not None:
+            return known
         distinct, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
         ids = np.empty(distinct.size, dtype=np.int64)
         for i in np.argsort(first, kind="stable"):
             ids[i] = self.round_id(round_group, int(distinct[i]))
-        return ids[inverse.reshape(-1)]
+        out = ids[inverse.reshape(-1)]
+        out.flags.writeable = False   # shared by every phase with these indices
+        self._round_memo[key] = out
+        return out
 
     @property
     def machine(self) -> dict:

@@ -113,10 +113,6 @@ def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
     """Group.round_ids (kept per sweep and indices) gives every index the id that calling round_id on
     each index in turn gives, with the same sweeps; also when scalar calls, new indices and other
     sweeps come in between, and for repeated indices (answered from what it kept). SYNTHETIC indices."""
-    import numpy as np
-
-    from c3prof.analysis.dataset import Group
-
     rng = np.random.default_rng(4)
     batched, scalar = Group(key="g", gpu_name="g"), Group(key="g", gpu_name="g")
     for step in range(60):

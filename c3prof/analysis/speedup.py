@@ -281,7 +281,7 @@ def _columns_in(ids: np.ndarray, rounds: np.ndarray, memo: dict[int, tuple[np.nd
 
 
 def _round_ids(runs: list[MergedRun]) -> np.ndarray:
-    """The rounds a scenario's runs were measured in, sorted (begin_scenario resamples by round when
+    """The rounds a scenario's runs were measured in, sorted (plan_rounds resamples by round when
     there are two or more)."""
     recorded = [rounds for run in runs for rounds in run.rounds.values()]
     return np.unique(np.concatenate(recorded)).astype(np.int64, copy=False) if recorded else np.empty(0, np.int64)

@@ -73,7 +73,8 @@ def main() -> int:
         if label in totals:
             print(f"  {label:16s} {totals[label]:6.2f} s")
     if args.json:
-        args.json.write_text(json.dumps({"trace": args.trace, "wall_s": wall, "stages_s": totals}, indent=1) + "\n")
+        stages = {label.strip(): seconds for label, seconds in totals.items()}
+        args.json.write_text(json.dumps({"trace": args.trace, "wall_s": wall, "stages_s": stages}, indent=1) + "\n")
     return status
 
 

@@ -14,7 +14,8 @@ from libc.math cimport isfinite
 # Deeper than this, the walk stops looking (a report nests about 6 levels). orjson refuses nesting
 # past 255 levels and a reference cycle; the writer then falls back to the json module, which
 # names those problems itself.
-DEF MAX_DEPTH = 256
+cdef enum:
+    MAX_DEPTH = 256
 
 
 def non_finite_path(obj):

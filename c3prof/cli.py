@@ -32,8 +32,8 @@ from c3prof.extras import missing_extra_message
 
 # numpy asks Linux for transparent huge pages on every array of 4 MB or more (madvise). Where the
 # kernel then defragments memory on the page fault (THP defrag "madvise", a common default), each
-# such fault can stall: a 10^6-sample report spent 1.3 s of its 5.7 s in the kernel doing that on
-# a 2-core VM, and 0.5 s without it. The report's large arrays (bootstrap replicates) live for
+# such fault can stall: a 10^6-sample report spent 1.4-2.0 s in the kernel on a 2-core VM, and
+# 0.5-0.7 s without the advice. The report's large arrays (bootstrap replicates) live for
 # milliseconds, so huge pages buy nothing here. numpy reads the variable when it is imported,
 # which none of the imports above does (tests/test_cli.py checks); a value the user set wins.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")

@@ -35,7 +35,7 @@ from c3prof.extras import missing_extra_message
 # such fault can stall: a 10^6-sample report spent 1.4-2.0 s in the kernel on a 2-core VM, and
 # 0.5-0.7 s without the advice. The report's large arrays (bootstrap replicates) live for
 # milliseconds, so huge pages buy nothing here. numpy reads the variable when it is imported,
-# which none of the imports above does (tests/test_cli.py checks); a value the user set wins.
+# which none of the imports above does (tests/test_cli_numpy_env.py checks); a value the user set wins.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 SUBCOMMANDS = {

@@ -19,6 +19,12 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
     The two tail quantiles of ``stats._linear_quantiles_rows``: the same order statistics (exact
     values, whatever algorithm selects them), interpolated with the same operations.
 
+``round_counts`` / ``round_median_rows``
+    The round-paired bootstrap of captures that record rounds: each replicate's round
+    multiplicities (``stats.draw_round_counts``), then each series' weighted median under them
+    (``stats._round_resampled_medians_numpy``): the same stable order of the values and the same
+    integer counting against the two middle ranks, so the same values are picked.
+
 Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy. The
 passes over an interval's row also have AVX2 versions, chosen at import where the CPU has AVX2 (the
 same IEEE operations: the same bits; ``use_avx2`` switches them for the tests). Independent series,
@@ -759,7 +765,7 @@ cdef int _threads = 1
 # rows of estimate_rows, series of the tabled draws (2000 draws each, about 5 us).
 cdef Py_ssize_t _ROWS_PER_THREAD = 256
 cdef Py_ssize_t _SERIES_PER_THREAD = 16
-cdef Py_ssize_t _PAIRED_SERIES_PER_THREAD = 64  # round_median_rows: a series of 25 values takes about 5 us
+cdef Py_ssize_t _PAIRED_SERIES_PER_THREAD = 64  # round_median_rows: a series of 25 values takes about 15 us
 cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
 
 

@@ -62,7 +62,7 @@ def main() -> int:
         _wrap(owner, name, label, totals)
     from c3prof import cli
 
-    gc.disable()   # as c3prof report does while it works (report/cli.py _collector_paused)
+    gc.disable()   # as c3prof report does while it works (report/cli.py _run)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         status = cli.main(["report", args.trace, "--json", str(Path(tmp) / "report.json"), "--quiet"])

@@ -551,11 +551,6 @@ class Phase:
     record: dict
 
     @property
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The samples (a name kept from when arrays were kept next to the record's lists)."""
-        return self.samples
-
-    @property
     def total_ms(self) -> list[float]:
         """The phase's times as a list (for checks and messages; the analysis takes the array)."""
         return self.samples["total_ms"].tolist()

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from c3prof.analysis.stats import sorted_median
+from c3prof.analysis.stats import sorted_median, sorted_row_medians
 from c3prof.errors import C3profError
 from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
 
@@ -280,10 +280,9 @@ def _medians(arrays: list[np.ndarray]) -> list[float]:
     by_size: dict[int, list[int]] = {}
     for i, a in enumerate(arrays):
         by_size.setdefault(a.size, []).append(i)
-    for n, where in by_size.items():
+    for where in by_size.values():
         rows = np.sort(np.stack([arrays[i] for i in where]), axis=1)
-        medians = rows[:, n // 2] if n % 2 else 0.5 * (rows[:, n // 2 - 1] + rows[:, n // 2])
-        for i, m in zip(where, medians.tolist()):
+        for i, m in zip(where, sorted_row_medians(rows).tolist()):
             out[i] = m
     return out
 

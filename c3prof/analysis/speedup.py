@@ -50,7 +50,7 @@ from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DE
                                    bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
                                    fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, paired_medians, percentile_ci,
                                    percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME,
-                                   rng_for, row_intervals, row_intervals_apply, sorted_median)
+                                   rng_for, row_intervals, row_intervals_apply, sorted_median, sorted_row_medians)
 
 
 @dataclass(frozen=True)
@@ -208,8 +208,7 @@ class SeriesBank:
         for n, items in todo.items():
             srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
             reps = keyed_bootstrap_medians(srt, self.settings.seed, [k for k, _, _ in items], self.settings.n_resamples)
-            mid = srt[:, n // 2] if n % 2 else 0.5 * (srt[:, n // 2 - 1] + srt[:, n // 2])  # sorted_median
-            for (key, label, values), m, r in zip(items, mid.tolist(), reps):
+            for (key, label, values), m, r in zip(items, sorted_row_medians(srt).tolist(), reps):
                 out[key] = Series(label=label, values=values, median=m, replicates=r)
         return out
 

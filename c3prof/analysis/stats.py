@@ -158,6 +158,12 @@ def sorted_median(xs: np.ndarray) -> float:
     return float(xs[n // 2]) if n % 2 else float(0.5 * (xs[n // 2 - 1] + xs[n // 2]))
 
 
+def sorted_row_medians(rows: np.ndarray) -> np.ndarray:
+    """sorted_median of each row of an (S, n) array whose rows are sorted, in one operation."""
+    n = rows.shape[1]
+    return rows[:, n // 2] if n % 2 else 0.5 * (rows[:, n // 2 - 1] + rows[:, n // 2])
+
+
 def fast_median(x: np.ndarray) -> float:
     """np.median of a 1-D array of finite values, without np.median's per-call overhead (several
     times the work on the short series of a trace, called once per run)."""

@@ -32,7 +32,7 @@ cdef bint _find(object obj, list path, int depth) except -1:
         return not isfinite(PyFloat_AS_DOUBLE(obj))
     if depth >= MAX_DEPTH:
         return False
-    if type(obj) is dict or isinstance(obj, dict):
+    if isinstance(obj, dict):
         for key, value in (<dict>obj).items():
             if PyFloat_Check(key) and not isfinite(PyFloat_AS_DOUBLE(key)):
                 path.append(key)
@@ -41,7 +41,7 @@ cdef bint _find(object obj, list path, int depth) except -1:
                 path.append(key)
                 return True
         return False
-    if type(obj) is list or type(obj) is tuple or isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple)):
         for i in range(len(obj)):
             if _find(obj[i], path, depth + 1):
                 path.append(i)

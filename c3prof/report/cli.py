@@ -13,9 +13,7 @@ C3profError, which c3prof.cli prints as one line with exit status 2.
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-from contextlib import contextmanager
 
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
@@ -30,6 +28,7 @@ from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
 from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order
+from c3prof.trace import gc_paused
 
 
 EXAMPLES = """examples:
@@ -155,22 +154,6 @@ def _load(files, split_by: str | None):
         return dataset
 
 
-@contextmanager
-def _collector_paused():
-    """The cyclic garbage collector paused. Reading and analysing a large trace allocate millions of
-    objects (every sample a float in a list, then every run's estimates and result row); none is in
-    a reference cycle, so the collector's repeated passes over them free nothing, and they cost
-    about a fifth of the time of a 10^6-sample report. It stays paused until the command's objects are
-    freed (_run): enabled while they lived, its first pass would walk every one of them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _write_outputs(args, outputs: list[Output], report, dataset, figures) -> list[str]:
     """Write every output (outer directories before what is nested in them); returns what was written.
     ``figures`` is the FigurePool started for --figures (None without)."""
@@ -238,7 +221,11 @@ def run(args) -> int:
 
 
 def _run(args, settings, files, outputs: list[Output], figures) -> int:
-    with _collector_paused():  # until _report's dataset and report are freed, when it returns
+    # The cyclic garbage collector paused: reading and analysing a large trace allocate millions of
+    # objects (every run's estimates and result row) and no reference cycle, so its repeated passes
+    # free nothing and cost about a fifth of a 10^6-sample report. Paused until _report's dataset and
+    # report are freed, when it returns: enabled while they lived, its first pass would walk them all.
+    with gc_paused():
         return _report(args, settings, files, outputs, figures)
 
 

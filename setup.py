@@ -197,7 +197,10 @@ def extensions():
     )
     # The report JSON writer's check for NaN and infinity (c3prof/report/_finite.pyx): plain C.
     finite = Extension("c3prof.report._finite", sources=["c3prof/report/_finite.pyx"], extra_compile_args=["-O2"])
-    return cythonize([*cuda_modules, kineto, bootstrap, finite], language_level=3, nthreads=JOBS,
+    # The trace reader's text scan and sample columns (c3prof/_trace_read.pyx): plain C++ (vectors).
+    trace_read = Extension("c3prof._trace_read", sources=["c3prof/_trace_read.pyx"], language="c++",
+                           extra_compile_args=["-O2"])
+    return cythonize([*cuda_modules, kineto, bootstrap, finite, trace_read], language_level=3, nthreads=JOBS,
                      compiler_directives={"embedsignature": True}) + cythonize_hip(cythonize)
 
 

@@ -7,9 +7,9 @@ carries all five series), then times ``python -m c3prof report TRACE --json OUT 
 subprocesses and reports the median wall time and the child's peak RSS. Goal: under 3 s on 2 cores.
 
 Side by side: ``--baseline REV`` also times the c3prof of git revision REV (its ``c3prof/`` package,
-extracted with ``git archive``, run by the same interpreter, with its compiled bootstrap kernel
-built in place when Cython is installed, as ``pip install -e`` builds it; without Cython it runs the
-numpy code, and says so), ``--baseline-python PY`` the c3prof installed for another interpreter.
+extracted with ``git archive``, run by the same interpreter, with its compiled report modules (the
+bootstrap kernels, the JSON finite check, the reader's scan) built in place when Cython is installed,
+as ``pip install -e`` builds them; without Cython it runs the numpy code, and says so), ``--baseline-python PY`` the c3prof installed for another interpreter.
 The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike; the
 load average is printed before and after each run and saved with ``--json PATH``.
 
@@ -129,22 +129,24 @@ def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
     return out
 
 
-# Builds the revision's bootstrap kernel next to its sources, with setup.py's flags for it.
+# Builds the revision's compiled report modules next to their sources, with setup.py's flags for
+# them: the bootstrap kernels, the JSON writer's finite check and the reader's scan (those it has).
 _BUILD_KERNEL = """
-import sys
+import os, sys
 from setuptools import Extension, setup
 from Cython.Build import cythonize
-flags = ["-O3", "-ffp-contract=off", "-pthread"]
-ext = Extension("c3prof.analysis._bootstrap", ["c3prof/analysis/_bootstrap.pyx"], language="c++",
-                extra_compile_args=flags, extra_link_args=["-pthread"])
+exts = [Extension("c3prof.analysis._bootstrap", ["c3prof/analysis/_bootstrap.pyx"], language="c++",
+                  extra_compile_args=["-O3", "-ffp-contract=off", "-pthread"], extra_link_args=["-pthread"]),
+        Extension("c3prof.report._finite", ["c3prof/report/_finite.pyx"], extra_compile_args=["-O2"]),
+        Extension("c3prof._trace_read", ["c3prof/_trace_read.pyx"], language="c++", extra_compile_args=["-O2"])]
 sys.argv = ["setup.py", "build_ext", "--inplace", "-q"]
-setup(ext_modules=cythonize([ext], language_level=3, quiet=True))
+setup(ext_modules=cythonize([e for e in exts if os.path.exists(e.sources[0])], language_level=3, quiet=True))
 """
 
 
 def _build_kernel(src: Path) -> bool:
-    """Build the extracted revision's c3prof/analysis/_bootstrap.pyx in place (False: not built; the
-    revision then runs its numpy code, slower than it runs when installed)."""
+    """Build the extracted revision's compiled report modules in place (False: not built; the
+    revision then runs its numpy and Python code, slower than it runs when installed)."""
     if not (src / "c3prof" / "analysis" / "_bootstrap.pyx").exists():
         return False
     proc = subprocess.run([sys.executable, "-c", _BUILD_KERNEL], cwd=src, capture_output=True, text=True)

@@ -4,8 +4,9 @@
 For each ``tests/data/*.jsonl`` (or the traces given), runs ``c3prof report TRACE --json OUT`` with the
 terminal report on (100 columns) for the revision's c3prof (its ``c3prof/`` package, extracted with
 ``git archive``; it has no compiled extension, so it runs the numpy code, which its own tests hold
-equal to its kernels) and for this worktree twice: with the compiled kernels and with them blocked
-(the numpy fallback). The JSON files, the terminal output and the exit status must be the same.
+equal to its kernels) and for this worktree twice: with the compiled kernels and reader scan, and with
+them blocked (the numpy and Python fallbacks). The JSON files, the terminal output and the exit
+status must be the same.
 
     python benchmarks/compare_report.py --baseline main          # every committed trace
     python benchmarks/compare_report.py --baseline main tests/data/h200_smoke.jsonl
@@ -28,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Runs the c3prof found first on sys.path (the revision's extracted package, or this worktree's).
-# BLOCK: import of the compiled kernels refused, so stats.py takes its numpy path.
+# BLOCK: import of the compiled kernels and of the reader's compiled scan refused, so stats.py takes
+# its numpy path and trace.py its Python one.
 RUNNER = """
 import sys
 src, block = sys.argv[1], sys.argv[2] == "1"
@@ -36,9 +38,12 @@ if src:
     sys.path.insert(0, src)
 if block:
     sys.modules["c3prof.analysis._bootstrap"] = None  # `import` of it raises ImportError
+    sys.modules["c3prof._trace_read"] = None
 from c3prof.cli import main
+from c3prof import trace
 from c3prof.analysis import stats
 assert (stats._bootstrap is None) == block or src, "the kernel was not blocked"
+assert trace._trace_read is None or not block, "the reader's scan was not blocked"
 sys.exit(main(sys.argv[3:]))
 """
 
@@ -92,7 +97,7 @@ def main() -> int:
                 else:
                     print(f"same    {trace.name} ({label}): exit {ref[0]}, {len(ref[2])} JSON bytes, "
                           f"{len(ref[1].splitlines())} terminal lines")
-    print(f"{len(traces)} trace(s) x 2 (kernel, numpy fallback) against {args.baseline}: "
+    print(f"{len(traces)} trace(s) x 2 (compiled, numpy/Python fallback) against {args.baseline}: "
           f"{'all identical' if not failed else f'{failed} differ'}")
     return 1 if failed else 0
 

@@ -30,7 +30,7 @@ from c3prof.report import build, json_out  # noqa: E402
 # (module or class, function, label): wrapped in this order; a label may collect several.
 STAGES = [
     (dataset, "read_trace", "read_trace"), (dataset, "_add_source", "merge"),
-    (build, "analyze_group", "analyze"), (speedup.SeriesBank, "plan_rounds", "  plan_rounds"),
+    (build, "analyze_group", "analyze"), (speedup.SeriesBank, "plan_scenarios", "  plan_rounds"),
     (speedup.SeriesBank, "draw", "  draw"), (speedup, "run_metrics", "  run_metrics"),
     (speedup.PendingCIs, "flush", "  intervals"), (build.tax, "classify_run", "taxonomy"),
     (build, "_result", "result_rows"), (build, "summarize_strategies", "strategies"),

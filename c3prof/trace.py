@@ -45,7 +45,12 @@ from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
 from c3prof.scenarios import Scenario, check_name
 from c3prof.trace_fast import PhaseRules, PlainPhases
-from c3prof.trace_samples import SampleBatch, read_only_arrays
+from c3prof.trace_samples import SampleBatch, Samples, read_only_arrays
+
+try:  # the reader's text scan and sample columns in C (_trace_read.pyx); the Python ones when not built
+    from c3prof import _trace_read
+except ImportError:
+    _trace_read = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -209,10 +214,11 @@ def _is_plain_json(raw: bytes, digits: bytes | None = None) -> bool:
     return _LONG_NUMBER not in digits and _BIG_EXPONENTS[0] not in digits and _BIG_EXPONENTS[1] not in digits
 
 
-def _text_kind(raw: bytes) -> tuple[bool, bool]:
+def _text_kind(raw: bytes, max_depth: int = MAX_DEPTH) -> tuple[bool, bool]:
     """(_is_simple_json, _is_plain_json) of a record's text, sharing their work: the text translated
-    once, and brackets counted once. With no run of 19 digits there is no run of 300 either."""
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+    once, and brackets counted once. With no run of 19 digits there is no run of 300 either.
+    (``max_depth`` is MAX_DEPTH; the reader calls _trace_read.text_kind, the same scan in C, when built.)"""
+    if raw.count(b"[") + raw.count(b"{") > max_depth:
         return False, False
     digits = raw.translate(_DIGITS_AS_ZERO)
     if _INT64_DIGITS in digits:
@@ -242,7 +248,7 @@ MAX_ROUND = 2**31 - 1
 
 
 def validate_record(rec: dict, path="<trace>", lineno=0, plain_text: bool = False,
-                    batch: SampleBatch | None = None) -> None:
+                    batch: Samples | None = None) -> None:
     """Raise TraceError if ``rec`` does not follow the schema of its record type.
 
     ``plain_text``: the caller saw in the record's JSON text that it cannot hold what _check_values
@@ -274,7 +280,7 @@ _VALID_IDENTITIES: set[tuple[str, str, str, str]] = set()
 _MAX_VALID_IDENTITIES = 4096
 
 
-def _validate_phase(rec, path, lineno, batch: SampleBatch | None = None) -> None:
+def _validate_phase(rec, path, lineno, batch: Samples | None = None) -> None:
     if rec["phase"] not in PHASES:
         raise _fail(path, lineno, f"unknown phase {_short(rec['phase'])} (known: {', '.join(PHASES)})")
     visit = rec.get("visit")
@@ -383,7 +389,7 @@ def _plain_samples(samples: dict, n: int) -> bool:
     return _numbers_in_range(positive, MIN_DURATION_MS, MAX_MS) and (not other or _numbers_in_range(other, 0.0, MAX_MS))
 
 
-def _validate_samples(rec, path, lineno, batch: SampleBatch | None = None) -> None:
+def _validate_samples(rec, path, lineno, batch: Samples | None = None) -> None:
     samples = rec["samples"]
     total = samples.get("total_ms")
     if not isinstance(total, list):
@@ -684,7 +690,7 @@ class Tail:
 
 
 def iter_records(path: str | Path, tail: Tail | None = None,
-                 batch: SampleBatch | None = None) -> Iterator[tuple[int, dict]]:
+                 batch: Samples | None = None) -> Iterator[tuple[int, dict]]:
     """Yield (line number, record) after checking each line; raises TraceError naming the problem.
 
     A last line without a newline is an error, unless ``tail`` is given (resume): then a last line
@@ -702,10 +708,11 @@ def iter_records(path: str | Path, tail: Tail | None = None,
         yield from _records_of(f, path, tail, batch)
 
 
-def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterator[tuple[int, dict]]:
+def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
     # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
     phases = PlainPhases(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
+    text_kind = _text_kind if _trace_read is None else _trace_read.text_kind
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:
@@ -718,7 +725,7 @@ def _records_of(f, path, tail: Tail | None, batch: SampleBatch | None) -> Iterat
         if not raw.strip():
             continue
         try:
-            simple, plain = _text_kind(raw)
+            simple, plain = text_kind(raw, MAX_DEPTH)
             rec = parse_record(raw, path, lineno, simple=simple)
             if first:
                 _check_first(rec, path, lineno)
@@ -763,7 +770,7 @@ def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
 
 def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
     if tail is None:
-        batch = SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+        batch = new_sample_batch()
         try:
             trace = _read_records(path, None, batch)
         except TraceError:
@@ -773,7 +780,15 @@ def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
     return _read_records(path, tail, None)
 
 
-def _read_records(path: str | Path, tail: Tail | None, batch: SampleBatch | None) -> Trace:
+def new_sample_batch() -> Samples:
+    """What read_trace leaves the phases' samples to: the compiled SampleColumns when built, else
+    trace_samples.SampleBatch (the same verdicts and arrays)."""
+    if _trace_read is not None:
+        return _trace_read.SampleColumns(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+    return SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+
+
+def _read_records(path: str | Path, tail: Tail | None, batch: Samples | None) -> Trace:
     """read_trace's pass over the records. With ``batch``, the phases' samples are left to it (their
     arrays come with batch.check()); without, each phase's samples become arrays as it is read."""
     trace: Trace | None = None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from c3prof.errors import TraceError
 
 if TYPE_CHECKING:
-    from c3prof.trace_samples import SampleBatch
+    from c3prof.trace_samples import Samples
 
 # The required phase fields (trace._REQUIRED["phase"]) and the exact type of each: JSON parsers make
 # no subclasses, so an exact type is what isinstance would accept, bools aside (none required here).
@@ -55,7 +55,7 @@ class PlainPhases:
     variant, run id) is checked by validate_record's own function the first time, and then
     recognized by its exact JSON: a run's phases repeat it."""
 
-    def __init__(self, batch: SampleBatch, rules: PhaseRules) -> None:
+    def __init__(self, batch: Samples, rules: PhaseRules) -> None:
         self._batch = batch
         self._rules = rules
         self._dumps = rules.dumps

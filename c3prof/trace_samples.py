@@ -18,9 +18,20 @@ bool), finite, durations in [MIN_DURATION_MS, MAX_MS], start offsets in [0, MAX_
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 _NUMBER_TYPES = {float, int}
+
+
+class Samples(Protocol):
+    """What the reader leaves phase samples to: SampleBatch below, or its compiled twin
+    _trace_read.SampleColumns (trace.new_sample_batch picks)."""
+
+    def add(self, samples: dict, n: int, known: tuple[str, ...]) -> bool: ...
+
+    def check(self) -> bool: ...
 
 
 # Values converted to an array at a time: the Python floats are dropped as the reading goes, instead

@@ -216,3 +216,30 @@ def test_few_draws_of_a_length_build_no_bucket_table(monkeypatch):
     stats._alias_draw(big, 13)
     assert np.array_equal(stats._alias_draw(u, 13), stats._alias_draw_exact(u, 13))
     assert stats._alias_buckets.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize("name", ["h200_default_1.jsonl", "h200_default_proc2_t.jsonl"])
+def test_plan_scenarios_equals_plan_rounds_with_numpy(name, monkeypatch):
+    """The round plans of a recorded capture (one visit, and four: visits then rounds), drawn for all
+    scenarios at once (the compiled keyed_round_counts), are the plans numpy draws one scenario at
+    a time from each scenario's keyed generator."""
+    from pathlib import Path
+
+    from c3prof.analysis import dataset, stats
+
+    group = dataset.load([Path(__file__).parent / "data" / name]).groups[0]
+    by_scenario: dict[str, list[MergedRun]] = {}
+    for run in group.runs.values():
+        if run.complete:
+            by_scenario.setdefault(run.name, []).append(run)
+    settings = BootstrapSettings(n_resamples=400)
+    batched = SeriesBank(settings).plan_scenarios(group.key, list(by_scenario.items()), group.round_sweep)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    bank = SeriesBank(settings)
+    one_by_one = [bank.plan_rounds(group.key, s, runs, group.round_sweep) for s, runs in by_scenario.items()]
+    assert sum(p.counts is not None for p in batched) == len(by_scenario) > 10
+    for got, want in zip(batched, one_by_one, strict=True):
+        assert np.array_equal(got.ids, want.ids) and np.array_equal(got.counts, want.counts)
+        assert (got.visit_rounds is None) == (want.visit_rounds is None) == ("proc2" not in name)
+        for a, b in zip(got.visit_rounds or [], want.visit_rounds or [], strict=True):
+            assert np.array_equal(a, b)

@@ -480,3 +480,35 @@ def test_draw_round_counts_kernel_equals_numpy(rounds, monkeypatch):
     assert (got.sum(axis=1) == rounds).all()
     with pytest.raises(ValueError, match="outside"):
         _bootstrap.round_counts(np.array([[0, 5]], dtype=np.int64), np.empty((1, 3), dtype=np.int64))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_keyed_round_counts_are_each_scenarios_draw(threads):
+    """Several scenarios' round draws in one kernel call: each the counts draw_round_counts makes
+    from the scenario's keyed generator with numpy (rounds of 1 draw nothing, as numpy's)."""
+    rounds = [2, 25, 1, 7, 25, 300] * 4
+    keys = [("H200", f"scenario-{i}", "rounds") for i in range(len(rounds))]
+    _bootstrap.set_threads(threads)
+    try:
+        got = stats.keyed_round_counts(rounds, 500, stats.DEFAULT_SEED, keys)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+    for r, key, counts in zip(rounds, keys, got):
+        rng = rng_for(stats.DEFAULT_SEED, *key)
+        want = rng.integers(0, r, size=(500, r), dtype=np.int64)
+        want = np.stack([np.bincount(row, minlength=r) for row in want])
+        assert counts.dtype == np.int64 and np.array_equal(counts, want), (r, key)
+
+
+def test_keyed_round_counts_refuses_bad_shapes_and_falls_back_past_32_bits(monkeypatch):
+    with pytest.raises(ValueError, match="one digest per scenario"):
+        _bootstrap.keyed_round_counts(1, np.zeros(2, dtype=np.uint32), [np.empty((4, 3), dtype=np.int64)])
+    with pytest.raises(ValueError, match="one B"):
+        _bootstrap.keyed_round_counts(1, np.zeros(2, dtype=np.uint32),
+                                      [np.empty((4, 3), dtype=np.int64), np.empty((5, 3), dtype=np.int64)])
+    with pytest.raises(ValueError, match="1 <= R"):
+        _bootstrap.keyed_round_counts(1, np.zeros(1, dtype=np.uint32), [np.empty((4, 0), dtype=np.int64)])
+    calls = []
+    monkeypatch.setattr(stats, "draw_round_counts", lambda r, b, rng: calls.append(r) or np.zeros((b, 1)))
+    stats.keyed_round_counts([3, 2**32], 2, 0, [("a",), ("b",)])   # beyond the kernel's 32-bit bound: numpy
+    assert calls == [3, 2**32]

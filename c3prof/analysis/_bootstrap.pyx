@@ -120,6 +120,13 @@ cdef extern from *:
         r->uinteger = (uint32_t)(next >> 32);
         return (uint32_t)(next & 0xffffffffu);
     }
+    /* A fresh generator as stats.rng_for(seed, key) makes it: PCG64([seed, digest]), no buffered half word. */
+    static inline void c3_bitgen_seed(c3_bitgen *r, uint32_t seed, uint32_t digest) {
+        c3_pcg64_seed(&r->g, seed, digest);
+        r->has_uint32 = 0;
+        r->uinteger = 0;
+    }
+
     static inline uint32_t c3_bounded(c3_bitgen *r, uint32_t rng) {   /* uniform in 0..rng, rng < 2^32 - 1 */
         if (rng == 0) return 0;                                          /* numpy draws nothing then */
         const uint32_t rng_excl = rng + 1;
@@ -688,6 +695,7 @@ cdef extern from *:
     double c3_pcg64_double(c3_pcg64 *rng) nogil
     void c3_seed_sequence(uint32_t w0, uint32_t w1, uint64_t out[4]) nogil
     uint32_t c3_bounded(c3_bitgen *r, uint32_t rng) nogil
+    void c3_bitgen_seed(c3_bitgen *r, uint32_t seed, uint32_t digest) nogil
     void c3_bitgen_set(c3_bitgen *r, uint64_t state_hi, uint64_t state_lo, uint64_t inc_hi, uint64_t inc_lo,
                        int has_uint32, uint32_t uinteger) nogil
     void c3_bitgen_get(const c3_bitgen *r, uint64_t words[4], int *has_uint32, uint32_t *uinteger) nogil
@@ -767,6 +775,7 @@ cdef Py_ssize_t _ROWS_PER_THREAD = 256
 cdef Py_ssize_t _SERIES_PER_THREAD = 16
 cdef Py_ssize_t _PAIRED_SERIES_PER_THREAD = 64  # round_median_rows: a series of 25 values takes about 15 us
 cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
+cdef Py_ssize_t _ROUND_SCENARIOS_PER_THREAD = 8   # keyed_round_counts: 2000 x 25 draws, about 0.2 ms each
 
 
 def set_threads(int n):
@@ -974,6 +983,61 @@ def round_counts(const int64_t[:, ::1] picks, int64_t[:, ::1] counts):
                 counts[b, j] = 0
             for j in range(n):
                 counts[b, picks[b, j]] += 1
+
+
+cdef struct RoundCountsJob:
+    uint32_t seed
+    const uint32_t *digests
+    int64_t **counts          # per scenario: its (B, R) counts, C order
+    const Py_ssize_t *rounds  # per scenario: R
+    Py_ssize_t B
+
+
+cdef void _round_counts_chunk(void *ctx, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """Scenarios first..last-1 of a RoundCountsJob: each from its own freshly seeded generator."""
+    cdef RoundCountsJob *job = <RoundCountsJob *>ctx
+    cdef c3_bitgen r
+    cdef Py_ssize_t i, b, j, R
+    cdef int64_t *row
+    for i in range(first, last):
+        R = job.rounds[i]
+        c3_bitgen_seed(&r, job.seed, job.digests[i])
+        for b in range(job.B):
+            row = job.counts[i] + b * R
+            for j in range(R):
+                row[j] = 0
+            for j in range(R):   # numpy's integers(0, R, (B, R)), drawn in C order
+                row[c3_bounded(&r, <uint32_t>(R - 1))] += 1
+
+
+def keyed_round_counts(uint32_t seed, const uint32_t[::1] digests, list counts):
+    """stats.draw_round_counts of several scenarios at once: ``counts[i]`` ((B, R_i) int64, B shared)
+    gets the multiplicities of ``integers(0, R_i, size=(B, R_i))`` drawn from
+    ``np.random.Generator(PCG64([seed, digests[i]]))`` (stats.rng_for). Scenarios are shared by
+    set_threads() threads; each has its own generator, so the counts are the same for any number."""
+    cdef Py_ssize_t i, n = len(counts), B = -1
+    cdef int64_t[:, ::1] view
+    cdef vector[int64_t *] at
+    cdef vector[Py_ssize_t] rounds
+    if digests.shape[0] != n:
+        raise ValueError("keyed_round_counts: one digest per scenario")
+    views = []  # keeps every buffer acquired while the pointers are used
+    for i in range(n):
+        view = counts[i]
+        if B < 0:
+            B = view.shape[0]
+        if view.shape[0] != B or not 1 <= view.shape[1] <= <Py_ssize_t>0xFFFFFFFF:
+            raise ValueError("keyed_round_counts: counts of (B, R) with one B and 1 <= R < 2^32")
+        views.append(view)
+        at.push_back(&view[0, 0] if B > 0 else NULL)
+        rounds.push_back(view.shape[1])
+    if n == 0 or B == 0:
+        return
+    cdef RoundCountsJob job = RoundCountsJob(seed=seed, digests=&digests[0], counts=at.data(), rounds=rounds.data(),
+                                             B=B)
+    cdef int threads = _threads_for(n, _ROUND_SCENARIOS_PER_THREAD)
+    with nogil:
+        c3_run_chunks(_round_counts_chunk, &job, n, threads)
 
 
 def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,

@@ -47,8 +47,8 @@ import numpy as np
 from c3prof.analysis import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
-                                   bootstrap_medians, draw_round_counts, draw_visit_picks, draw_visit_round_counts,
-                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, no_ci, paired_medians, percentile_ci,
+                                   bootstrap_medians, draw_visit_picks, draw_visit_round_counts,
+                                   fast_median, kernel_threads_shared, keyed_bootstrap_medians, keyed_round_counts, no_ci, paired_medians, percentile_ci,
                                    percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL, ROW_RATIO, ROW_SAME,
                                    rng_for, row_intervals, row_intervals_apply, sorted_median, sorted_row_medians)
 
@@ -123,17 +123,33 @@ class SeriesBank:
         ``sweep_of`` maps a round to its sweep (one visit of the scenario). When the scenario was
         measured in several complete visits, visits are resampled first, then rounds within them.
         """
-        ids = _round_ids(runs)
-        if len(ids) < 2:
-            return ScenarioRounds(ids[:0], None, None)
-        rng = rng_for(self.settings.seed, group_key, scenario, "rounds")
-        visits = _complete_visits(runs, ids.tolist(), sweep_of or {})
-        n = self.settings.n_resamples
-        if visits is None:
-            return ScenarioRounds(ids, draw_round_counts(len(ids), n, rng), None)
-        visit_rounds = [ids[visits == v] for v in range(int(visits.max()) + 1)]  # indices 0..V-1
-        picks = self._shared_visit_picks(group_key, len(visit_rounds))
-        return ScenarioRounds(ids, draw_visit_round_counts(visits, n, rng, picks), visit_rounds)
+        return self.plan_scenarios(group_key, [(scenario, runs)], sweep_of)[0]
+
+    def plan_scenarios(self, group_key: str, scenarios: list[tuple[str, list[MergedRun]]],
+                       sweep_of: dict[int, str] | None = None) -> list[ScenarioRounds]:
+        """plan_rounds of each (scenario, runs): the same plans, the one-visit round draws of all of
+        them in one call (stats.keyed_round_counts)."""
+        n, seed = self.settings.n_resamples, self.settings.seed
+        plans: dict[int, ScenarioRounds] = {}
+        by_round: list[tuple[int, str, np.ndarray]] = []   # (place, scenario, round ids): one visit
+        for at, (scenario, runs) in enumerate(scenarios):
+            ids = _round_ids(runs)
+            if len(ids) < 2:
+                plans[at] = ScenarioRounds(ids[:0], None, None)
+                continue
+            visits = _complete_visits(runs, ids.tolist(), sweep_of or {})
+            if visits is None:
+                by_round.append((at, scenario, ids))
+                continue
+            visit_rounds = [ids[visits == v] for v in range(int(visits.max()) + 1)]  # indices 0..V-1
+            picks = self._shared_visit_picks(group_key, len(visit_rounds))
+            rng = rng_for(seed, group_key, scenario, "rounds")
+            plans[at] = ScenarioRounds(ids, draw_visit_round_counts(visits, n, rng, picks), visit_rounds)
+        counts = keyed_round_counts([ids.size for _, _, ids in by_round], n, seed,
+                                    [(group_key, scenario, "rounds") for _, scenario, _ in by_round])
+        for (at, _, ids), drawn in zip(by_round, counts):
+            plans[at] = ScenarioRounds(ids, drawn, None)
+        return [plans[at] for at in range(len(scenarios))]
 
     def begin_scenario(self, group_key: str, scenario: str, runs: list[MergedRun],
                        sweep_of: dict[int, str] | None = None, plan: ScenarioRounds | None = None) -> None:
@@ -694,7 +710,7 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
             for at, name in enumerate(names):
                 if at % PREPARE_SCENARIOS == 0:
                     part = names[at:at + PREPARE_SCENARIOS]
-                    plans = [bank.plan_rounds(group.key, n, by_scenario[n], group.round_sweep) for n in part]
+                    plans = bank.plan_scenarios(group.key, [(n, by_scenario[n]) for n in part], group.round_sweep)
                     drawn = bank.draw([(by_scenario[n], p) for n, p in zip(part, plans)])
                 runs = by_scenario[name]
                 default = (None, f"no base run for scenario {name!r} in this group")

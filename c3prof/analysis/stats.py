@@ -411,6 +411,19 @@ def draw_round_counts(n_rounds: int, n_resamples: int, rng: np.random.Generator)
     return counts
 
 
+def keyed_round_counts(n_rounds: Sequence[int], n_resamples: int, seed: int,
+                       keys: Sequence[tuple]) -> list[np.ndarray]:
+    """``draw_round_counts(n_rounds[i], n_resamples, rng_for(seed, *keys[i]))`` for every i: the same
+    counts. The compiled kernel seeds each generator in C and shares the scenarios out to threads
+    (a report draws 2000 x 25 rounds for each of thousands of scenarios: most of planning them)."""
+    if _bootstrap is None or any(not 1 <= r < 2**32 for r in n_rounds):
+        return [draw_round_counts(r, n_resamples, rng_for(seed, *k)) for r, k in zip(n_rounds, keys)]
+    counts = [np.empty((n_resamples, r), dtype=np.int64) for r in n_rounds]
+    digests = np.array([key_digest(*k) for k in keys], dtype=np.uint32)
+    _bootstrap.keyed_round_counts(int(seed) & 0xFFFFFFFF, digests, counts)   # the seed word as rng_for's
+    return counts
+
+
 def draw_visit_picks(n_visits: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(n_resamples, n_visits) multiplicities: each replicate draws ``n_visits`` visits with replacement."""
     return rng.multinomial(n_visits, np.full(n_visits, 1.0 / n_visits), size=n_resamples)

@@ -25,6 +25,7 @@ load average is printed before and after each run and saved with ``--json PATH``
     python benchmarks/bench_report.py --scenarios 25           # 100 runs of 2500 repetitions per phase
     python benchmarks/bench_report.py --rounds                 # phases record rounds, as captures do
     python benchmarks/bench_report.py --cpus 0,1 --baseline-tree /tmp/base   # 2 cores of a bigger machine
+    python benchmarks/bench_report.py --also-jobs auto         # this worktree with and without report -j auto
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Candidate:
     label: str
     python: str
     cwd: Path
+    extra: tuple[str, ...] = ()   # further report options of this candidate (--also-jobs)
 
 
 def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
@@ -126,6 +128,8 @@ def candidates(args: argparse.Namespace, tmp: Path) -> list[Candidate]:
         out.append(Candidate(label, sys.executable, src))
     if args.baseline_python:
         out.append(Candidate(f"python {args.baseline_python}", args.baseline_python, tmp))  # its installed c3prof
+    if args.also_jobs:
+        out.append(Candidate(f"worktree -j {args.also_jobs}", sys.executable, ROOT, ("-j", args.also_jobs)))
     return out
 
 
@@ -158,7 +162,7 @@ def _build_kernel(src: Path) -> bool:
 def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one `c3prof report --json` in a
     fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
-    cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *extra]
+    cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *who.extra, *extra]
     t0 = time.perf_counter()
     pin = (lambda: os.sched_setaffinity(0, CPUS)) if CPUS else None   # --cpus: the child on those CPUs only
     proc = subprocess.Popen(cmd, cwd=who.cwd, preexec_fn=pin)
@@ -227,6 +231,8 @@ def main() -> int:
     ap.add_argument("--figures", metavar="TRACE", type=Path,
                     help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
+    ap.add_argument("--also-jobs", metavar="N|auto",
+                    help="also time this worktree with report -j N|auto (a further candidate, alternating)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
     ap.add_argument("--write-trace", type=Path, metavar="PATH",
@@ -275,7 +281,7 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
     args.json.write_text(json.dumps({
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
-        "jobs": args.jobs, "cpus_pinned": sorted(CPUS), "baseline_tree": str(args.baseline_tree or ""),
+        "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS), "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
     print(f"wrote {args.json}")

@@ -43,7 +43,7 @@ from c3prof.cli import main
 from c3prof import trace
 from c3prof.analysis import stats
 assert (stats._bootstrap is None) == block or src, "the kernel was not blocked"
-assert trace._trace_read is None or not block, "the reader's scan was not blocked"
+assert getattr(trace, "_trace_read", None) is None or not block, "the reader's scan was not blocked"
 sys.exit(main(sys.argv[3:]))
 """
 

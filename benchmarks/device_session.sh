@@ -47,14 +47,17 @@ for s in "$@"; do
     # c3prof package in $BASELINE_TREE (a `git archive REV c3prof` unpacked there), on the SYNTHETIC
     # 10^6-sample trace without and with rounds, and --figures on $FIGURES_TRACE. orjson (the `fast`
     # extra) from a wheel in $WHEELS when given: the device reaches no package registry.
+    # ALSO_JOBS=auto: this worktree with report -j auto as a further candidate, and an unpinned run.
     bench-report)
       [ -n "$WHEELS" ] && step install_fast python3 -m pip install --no-index --no-deps -q "$WHEELS"/orjson-*.whl
       for layout in unpaired rounds; do
         flag=(); [ "$layout" = rounds ] && flag=(--rounds)
         step "trace_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --write-trace "/tmp/bench_$layout.jsonl"
         step "report_stages_$layout" taskset -c 0,1 python3 benchmarks/report_stages.py "/tmp/bench_$layout.jsonl" --json "$OUT/report_stages_$layout.json"
-        step "bench_report_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_$layout.json"
+        step "bench_report_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --cpus 0,1 --baseline-tree "$BASELINE_TREE" ${ALSO_JOBS:+--also-jobs "$ALSO_JOBS"} --repeat 5 --json "$OUT/bench_report_$layout.json"
       done
+      # The same without pinning (report -j auto then uses up to 4 of the host's 16 CPUs).
+      [ -n "$ALSO_JOBS" ] && step bench_report_unpinned python3 benchmarks/bench_report.py --rounds --also-jobs "$ALSO_JOBS" --repeat 3 --json "$OUT/bench_report_rounds_unpinned.json"
       step bench_report_figures python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_figures.json" ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;

@@ -243,3 +243,52 @@ def test_plan_scenarios_equals_plan_rounds_with_numpy(name, monkeypatch):
         assert (got.visit_rounds is None) == (want.visit_rounds is None) == ("proc2" not in name)
         for a, b in zip(got.visit_rounds or [], want.visit_rounds or [], strict=True):
             assert np.array_equal(a, b)
+
+
+def test_auto_jobs_forks_only_for_large_groups(monkeypatch):
+    from c3prof.analysis import forked, speedup
+
+    monkeypatch.setattr(forked, "available_cpus", lambda: 16)
+    assert speedup.auto_jobs(speedup.AUTO_MIN_RUNS - 1) == 1
+    assert speedup.auto_jobs(speedup.AUTO_MIN_RUNS) == speedup.MAX_AUTO_JOBS == 4
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    assert speedup.auto_jobs(10**6) == 2
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    assert speedup.auto_jobs(10**6) == 1
+
+
+def test_kept_rows_hand_out_blocks_and_know_their_rows():
+    from c3prof.analysis.speedup import KeptRows
+
+    store = KeptRows(5, 4)
+    a, b = store.take(3), store.take(1)
+    assert a.shape == (3, 5) and b.shape == (1, 5) and a.dtype == np.float32 and store.take(1) is None
+    assert [store.index_of(r) for r in (a[0], a[2], b[0])] == [0, 2, 3]
+    assert store.index_of(np.zeros(5, dtype=np.float32)) is None and store.index_of(a[0, :4]) is None
+    assert store.index_of(a[0].astype(float)) is None and KeptRows(5, 0).take(1) is None
+
+
+@pytest.mark.parametrize("room", [0, 1, 4])
+def test_forked_children_return_their_kept_rows_through_the_shared_store(room, monkeypatch):
+    """The children's kept replicates come back through KeptRows (or, where a store runs out of room,
+    pickled with the metrics): the same replicates either way, and the runs' shared ideal estimate
+    stays one object."""
+    from c3prof.analysis import forked, speedup
+    if not forked.can_fork():
+        pytest.skip("needs the fork start method")
+    monkeypatch.setattr(speedup, "KEPT_PER_RUN", room)
+    rng = np.random.default_rng(13)
+    runs = [_run(f"s{s}", strategy, variant, rng, rounds=np.arange(9) % 3)
+            for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"), ("dma", "ce"))]
+    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
+              variant_order={"base": ["default"], "sp": ["a"], "dma": ["ce"]})
+    settings = BootstrapSettings(n_resamples=300)
+    serial = analyze_group(g, SeriesBank(settings), jobs=1)
+    split = analyze_group(g, SeriesBank(settings), jobs=3)
+    assert [_metrics_json(m) for m in split] == [_metrics_json(m) for m in serial]
+    for a, b in zip(split, serial):
+        for name in speedup._ESTIMATE_FIELDS:
+            got, want = getattr(a, name).replicates, getattr(b, name).replicates
+            assert (got is None) == (want is None) and (got is None or np.array_equal(got, want)), name
+    last = [m for m in split if m.run.name == "s5"]
+    assert last[1].ideal is last[2].ideal and last[1].ideal.replicates is not None

@@ -82,7 +82,8 @@ def test_one_bad_file_among_good_ones(tmp_path):
 def test_bad_options(tmp_path):
     assert_one_line_error(run_cli(str(SYNTHETIC), "--confidence", "1.5"), "--confidence")
     assert_one_line_error(run_cli(str(SYNTHETIC), "--threshold", "0.9"), "--threshold")
-    assert_one_line_error(run_cli(str(SYNTHETIC), "--jobs", "0"), "--jobs")
+    for jobs in ("0", "-1", "two", "65"):
+        assert_one_line_error(run_cli(str(SYNTHETIC), "--jobs", jobs), "--jobs")
     assert_one_line_error(run_cli(str(SYNTHETIC), "--figures", str(tmp_path / "f"), "--timeline-run", "no/such/run"),
                           "--timeline-run")
     empty = tmp_path / "emptydir"

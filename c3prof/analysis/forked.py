@@ -15,6 +15,7 @@ process (``can_fork``).
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence
 
@@ -26,14 +27,27 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity), not the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def split(items: Sequence, jobs: int) -> list[Sequence]:
+    """``items`` cut into at most ``jobs`` consecutive shares (in_processes' split)."""
+    size = -(-len(items) // jobs) if items else 1  # ceil: every share but the last has this many items
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 def in_processes(items: Sequence, jobs: int, work: Callable[[Sequence], list], pack: Callable[[list], Any],
                  unpack: Callable[[Any], list]) -> list:
     """``work(items)`` in ``jobs`` processes: the first share computed here while forked children
     compute the others (``unpack(pack(work(share)))``); the results in the order of ``items``. A
     child's error is raised here."""
     global _JOB
-    size = -(-len(items) // jobs)  # ceil: every share but the last has this many items
-    shares = [items[i:i + size] for i in range(0, len(items), size)]
+    shares = split(items, jobs)
     if len(shares) < 2:
         return work(items)
     _JOB = (work, pack, shares)

@@ -39,7 +39,8 @@ uses it; a ratio's replicate b is the ratio of the series' replicates b.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+import mmap
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 import numpy as np
@@ -332,6 +333,37 @@ def missing(reason: str) -> Estimate:
     return Estimate(None, no_ci(reason))
 
 
+class KeptRows:
+    """Room for the float32 replicate rows (B each) that estimates keep (the strategy summary's
+    inputs), handed out a block at a time (PendingCIs), in one anonymous shared mapping.
+
+    Why shared: analyze_group's forked children write the rows they keep here, and the parent then
+    reads them in place. Pickled back instead, they were about 90 MB for 10^6 samples, which took as
+    long as the child's share of the work. Pages are only allocated where rows are written."""
+
+    def __init__(self, n_resamples: int, capacity: int):
+        self._map = mmap.mmap(-1, max(1, capacity * n_resamples) * 4)   # MAP_SHARED | MAP_ANONYMOUS
+        self.rows = np.frombuffer(self._map, dtype=np.float32, count=capacity * n_resamples).reshape(
+            capacity, n_resamples)
+        self.used = 0
+
+    def take(self, n: int) -> np.ndarray | None:
+        """The next ``n`` rows, or None when fewer are left (the caller allocates them itself)."""
+        if self.used + n > len(self.rows):
+            return None
+        block = self.rows[self.used:self.used + n]
+        self.used += n
+        return block
+
+    def index_of(self, row: np.ndarray) -> int | None:
+        """Which row ``row`` is, if it is one of these (a view made by take), else None."""
+        if row.dtype != np.float32 or row.shape != self.rows.shape[1:] or not self.rows.size:
+            return None
+        offset = row.__array_interface__["data"][0] - self.rows.__array_interface__["data"][0]
+        size = self.rows.strides[0]
+        return offset // size if 0 <= offset < self.rows.nbytes and offset % size == 0 else None
+
+
 class PendingCIs:
     """Intervals computed later, many at once: ``estimate(..., later=this)`` registers an estimate's
     replicates and ``flush()`` sets every registered estimate's CI (stats.percentile_cis_of_rows).
@@ -347,10 +379,16 @@ class PendingCIs:
         self.rows = n_resamples is not None and row_intervals_apply(n_resamples, confidence)
         self._items: list[tuple[Estimate, Callable[[], str | None] | None]] = []
         self._reps: list[np.ndarray] = []
-        self._rows: list[tuple[Estimate, int, list[np.ndarray], bool]] = []
+        # The rows, as columns (a large report registers about 80,000): each row's estimate, kind,
+        # whether it is kept, and its series' replicate arrays, four per row (padded with its first).
+        self._row_estimates: list[Estimate] = []
+        self._row_kinds: list[int] = []
+        self._row_keep: list[bool] = []
+        self._row_parts: list[np.ndarray] = []
+        self.kept_rows: KeptRows | None = None   # where kept rows go (else arrays of their own)
 
     def __len__(self) -> int:
-        return len(self._items) + len(self._rows)
+        return len(self._items) + len(self._row_estimates)
 
     def add(self, est: Estimate, reps: np.ndarray, veto: Callable[[], str | None] | None = None) -> None:
         """``veto``: asked only if the interval comes out defined; a reason it returns replaces it."""
@@ -361,34 +399,40 @@ class PendingCIs:
         """The estimate's replicates are row ``kind`` (stats.ROW_*) of ``series`` (replicate arrays);
         ``keep``: est.replicates receives them as float32. A fraction's interval is refused when
         its ideal speedup is at most 1 in some replicates (_fraction_estimate's veto)."""
-        self._rows.append((est, kind, series, keep))
+        self._row_estimates.append(est)
+        self._row_kinds.append(kind)
+        self._row_keep.append(keep)
+        self._row_parts += series
+        if len(series) < 4:
+            self._row_parts += series[:1] * (4 - len(series))
 
     def flush(self) -> None:
         items, reps, self._items, self._reps = self._items, self._reps, [], []
         if items:
             _set_cis(items, reps, self.confidence)
-        rows, self._rows = self._rows, []
-        if rows:
-            _set_row_cis(rows, self.confidence)
+        if self._row_estimates:
+            estimates, kinds, keep, parts = self._row_estimates, self._row_kinds, self._row_keep, self._row_parts
+            self._row_estimates, self._row_kinds, self._row_keep, self._row_parts = [], [], [], []
+            _set_row_cis(estimates, kinds, keep, parts, self.confidence, self.kept_rows)
 
 
-def _set_row_cis(rows: list[tuple["Estimate", int, list[np.ndarray], bool]], confidence: float) -> None:
-    index: dict[int, int] = {}    # id of a replicate array -> its place in `series` (each passed once)
-    series: list[np.ndarray] = []
-    args = []
-    for _, _, parts, _ in rows:
-        at = [0, 0, 0, 0]
-        for k, part in enumerate(parts):
-            j = index.get(id(part))
-            if j is None:
-                j = index[id(part)] = len(series)
-                series.append(np.ascontiguousarray(part, dtype=float))  # no copy: replicates are such already
-            at[k] = j
-        args.append(at)
+def _set_row_cis(estimates: list[Estimate], kinds: list[int], keep: list[bool], parts: list[np.ndarray],
+                 confidence: float, kept_rows: KeptRows | None = None) -> None:
+    """The rows' intervals from one kernel call (stats.row_intervals). Each replicate array is passed
+    once (runs of a scenario share their base's): rows name theirs by index, found by the arrays' ids
+    in one np.unique instead of a dict lookup per part."""
+    ids = np.fromiter(map(id, parts), dtype=np.uintp, count=len(parts))
+    _, first, at = np.unique(ids, return_index=True, return_inverse=True)
+    series = [parts[i] for i in first.tolist()]   # replicates are C-ordered float64 (the kernel checks)
     b = series[0].size
-    kept = [np.empty(b, dtype=np.float32) if keep else None for _, _, _, keep in rows]
-    cis, below = row_intervals(series, [kind for _, kind, _, _ in rows], args, kept, confidence)
-    for (est, kind, _, _), ci, n_below, reps in zip(rows, cis, below, kept):
+    n_kept = sum(keep)
+    store = kept_rows.take(n_kept) if kept_rows is not None else None
+    if store is None:
+        store = np.empty((n_kept, b), dtype=np.float32)   # the kept rows, one allocation for all
+    rows = iter(store)
+    kept = [next(rows) if k else None for k in keep]
+    cis, below = row_intervals(series, kinds, at.reshape(-1, 4), kept, confidence)
+    for est, ci, n_below, reps in zip(estimates, cis, below, kept):
         est.ci = no_ci(_unstable_reason(n_below, b)) if ci.ok and n_below else ci
         if reps is not None:
             est.replicates = reps
@@ -680,23 +724,56 @@ CI_BATCH = 2048
 PREPARE_SCENARIOS = 64
 
 
+# analyze_group's jobs: AUTO lets auto_jobs choose. A group of fewer complete runs than
+# AUTO_MIN_RUNS is analysed in one process (a few thousand runs take about 0.3 s: the fork and the
+# return trip would take most of what a second process saves).
+AUTO = -1
+AUTO_MIN_RUNS = 2000
+MAX_AUTO_JOBS = 4
+# Rows a run keeps at most (its fraction, own ideal and fraction, GEMM slowdown, and the scenario's
+# shared ideal): the room a child's KeptRows gets per run of its share.
+KEPT_PER_RUN = 4
+
+
+def auto_jobs(n_runs: int) -> int:
+    """Processes for ``jobs=AUTO``: one for a small group or where fork is not available, else one
+    per CPU this process may use, at most MAX_AUTO_JOBS."""
+    if n_runs < AUTO_MIN_RUNS or not forked.can_fork():
+        return 1
+    return max(1, min(MAX_AUTO_JOBS, forked.available_cpus()))
+
+
 def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetrics]:
     """Metrics of every complete run of a group, scenario by scenario (first-appearance order).
 
-    ``jobs``: processes sharing the scenarios (forked.py): the same numbers, in less wall time when
-    the machine has idle cores (on a busy one, only more CPU time)."""
+    ``jobs``: processes sharing the scenarios (forked.py; AUTO: auto_jobs): the same numbers, in
+    less wall time when the machine has idle cores (on a busy one, only more CPU time)."""
     by_scenario: dict[str, list[MergedRun]] = {}
     for run in group.runs.values():
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
     names = list(by_scenario)
+    if jobs == AUTO:
+        jobs = auto_jobs(sum(len(runs) for runs in by_scenario.values()))
     if jobs < 2 or len(names) < 2:
         return _analyze_scenarios(group, bank, by_scenario, names)
     if not forked.can_fork():
         raise ValueError("analysing in several processes needs the fork start method (not available here)")
+    # Each child keeps its rows in a mapping of its own, made before the fork (keyed by the share's
+    # first scenario); the parent's share keeps arrays of its own.
+    stores = {part[0]: KeptRows(bank.settings.n_resamples, KEPT_PER_RUN * sum(len(by_scenario[n]) for n in part))
+              for part in forked.split(names, jobs)[1:]}
+
+    def work(part: list[str]) -> list[RunMetrics]:
+        bank.pending.kept_rows = stores.get(part[0])
+        try:
+            return _analyze_scenarios(group, bank, by_scenario, part)
+        finally:
+            bank.pending.kept_rows = None
+
     with kernel_threads_shared(jobs):
-        return forked.in_processes(names, jobs, lambda part: _analyze_scenarios(group, bank, by_scenario, part),
-                                   _pack_metrics, lambda packed: _unpack_metrics(group, packed))
+        return forked.in_processes(names, jobs, work, lambda metrics: _pack_metrics(metrics, stores),
+                                   lambda packed: _unpack_metrics(group, packed, stores))
 
 
 def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, list[MergedRun]],
@@ -732,12 +809,38 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
     return out
 
 
-def _pack_metrics(metrics: list[RunMetrics]) -> list[tuple[str, str | None, RunMetrics]]:
-    """RunMetrics without their runs (ids instead), to send from the child: the parent has the runs."""
-    return [(m.run.id, m.base.id if m.base is not None else None, replace(m, run=None, base=None))
-            for m in metrics]
+# The RunMetrics fields that hold an Estimate (those whose kept replicates travel through KeptRows).
+_ESTIMATE_FIELDS = tuple(f.name for f in fields(RunMetrics) if f.type == "Estimate")
+# A packed RunMetrics: its run id, its base's id, the metrics without runs, and (field, store, row)
+# of each kept replicate row that stays in a child's KeptRows.
+Packed = tuple[str, str | None, RunMetrics, tuple[tuple[str, str, int], ...]]
 
 
-def _unpack_metrics(group: Group, packed: list[tuple[str, str | None, RunMetrics]]) -> list[RunMetrics]:
-    return [replace(m, run=group.runs[rid], base=group.runs[bid] if bid is not None else None)
-            for rid, bid, m in packed]
+def _pack_metrics(metrics: list[RunMetrics], stores: dict[str, KeptRows]) -> list[Packed]:
+    """RunMetrics without their runs (ids instead), to send from the child: the parent has the runs.
+    Kept replicates written in a store are left there (the child's estimates lose them: it ends)."""
+    out = []
+    for m in metrics:
+        moved = []
+        for name in _ESTIMATE_FIELDS:
+            est = getattr(m, name)
+            if est.replicates is None:
+                continue   # none kept, or moved already (an estimate shared with another run)
+            for key, store in stores.items():
+                row = store.index_of(est.replicates)
+                if row is not None:
+                    est.replicates = None
+                    moved.append((name, key, row))
+                    break
+        out.append((m.run.id, m.base.id if m.base is not None else None, replace(m, run=None, base=None),
+                    tuple(moved)))
+    return out
+
+
+def _unpack_metrics(group: Group, packed: list[Packed], stores: dict[str, KeptRows]) -> list[RunMetrics]:
+    out = []
+    for rid, bid, m, moved in packed:
+        for name, key, row in moved:
+            getattr(m, name).replicates = stores[key].rows[row]
+        out.append(replace(m, run=group.runs[rid], base=group.runs[bid] if bid is not None else None))
+    return out

@@ -41,7 +41,6 @@ added, removed or processed in another order.
 
 from __future__ import annotations
 
-import os
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,23 +49,18 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from c3prof.analysis.forked import available_cpus
+
 try:  # the compiled kernels: the same numbers as the numpy code below, faster (_bootstrap.pyx)
     from c3prof.analysis import _bootstrap
 except ImportError:  # not built (a source checkout without build_ext): the numpy code alone
     _bootstrap = None
 
 
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 # Threads the compiled kernels share independent series and interval rows with (the same numbers
 # for any count; _bootstrap.set_threads). At most 4: past that, starting them costs more than a
 # report's kernels save.
-KERNEL_THREADS = max(1, min(4, _usable_cpus()))
+KERNEL_THREADS = max(1, min(4, available_cpus()))
 if _bootstrap is not None:
     _bootstrap.set_threads(KERNEL_THREADS)
 
@@ -634,7 +628,7 @@ def row_intervals_apply(n_resamples: int, confidence: float) -> bool:
 ROW_SAME, ROW_RATIO, ROW_IDEAL, ROW_FRACTION = 0, 1, 2, 3
 
 
-def row_intervals(series: list[np.ndarray], kinds: list[int], args: list[tuple[int, int, int, int]],
+def row_intervals(series: list[np.ndarray], kinds: list[int], args: Sequence[Sequence[int]] | np.ndarray,
                   kept: list[np.ndarray | None], confidence: float) -> tuple[list[CI], list[int]]:
     """percentile_ci of rows computed from replicate series without storing them: row i is kind
     ``kinds[i]`` of ``series[args[i][k]]`` (k = 0..3, as many as the kind takes). Returns the CIs and,

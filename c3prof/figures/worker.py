@@ -34,17 +34,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from c3prof.analysis.forked import available_cpus
 from c3prof.errors import C3profError
 
 Job = tuple[str, str, tuple[Any, ...]]  # (module, function, arguments)
 MAX_WORKERS = 4  # about 7 figures per platform; each worker costs a matplotlib import and ~60 MB
-
-
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def default_workers() -> int:

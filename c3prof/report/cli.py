@@ -19,7 +19,7 @@ import sys
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
 from c3prof.analysis.forked import can_fork
-from c3prof.analysis.speedup import BootstrapSettings
+from c3prof.analysis.speedup import AUTO, AUTO_MIN_RUNS, BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
@@ -44,6 +44,19 @@ MAX_RESAMPLES = 100_000
 MAX_PERFETTO_REPS = 100_000
 MAX_THRESHOLD = 1000.0
 MAX_JOBS = 64
+
+
+def _jobs(text: str) -> int:
+    """--jobs: a count, or ``auto`` (speedup.AUTO: speedup.auto_jobs decides)."""
+    if text == "auto":
+        return AUTO
+    try:
+        value = int(text)
+    except ValueError:
+        value = AUTO   # refused below, as a negative count is
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected auto or a number of at least 1, got {text!r}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,9 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ana.add_argument("--split-by", choices=SPLIT_MODES, default=None,
                      help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
-    ana.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+    ana.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N|auto",
                      help="processes sharing the bootstrap (the report is the same for any N); faster on a large "
-                          "trace when cores are idle")
+                          f"trace when cores are idle. auto: one per usable CPU (at most 4) for a group of "
+                          f"{AUTO_MIN_RUNS}+ runs, else 1")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
                      help="run id (scenario/strategy/variant) for the timeline figure (default: the base run of the "
@@ -109,8 +123,8 @@ def _settings(args):
         (0 <= args.min_gain <= 100, f"--min-gain must be in [0, 100], got {args.min_gain}"),
         (1 <= args.perfetto_max_reps <= MAX_PERFETTO_REPS,
          f"--perfetto-max-reps must be between 1 and {MAX_PERFETTO_REPS}, got {args.perfetto_max_reps}"),
-        (1 <= args.jobs <= MAX_JOBS, f"--jobs must be between 1 and {MAX_JOBS}, got {args.jobs}"),
-        (args.jobs == 1 or can_fork(),
+        (args.jobs == AUTO or args.jobs <= MAX_JOBS, f"--jobs must be auto or between 1 and {MAX_JOBS}, got {args.jobs}"),
+        (args.jobs in (1, AUTO) or can_fork(),
          "--jobs above 1 needs the fork start method, which this platform lacks"),
     ]
     for ok, msg in checks:

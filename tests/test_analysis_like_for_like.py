@@ -150,21 +150,3 @@ def test_fraction_above_ideal_is_flagged(tmp_path):
     row = rep["results"][0]
     assert row["fraction_of_ideal"] > 1 and any("> 100%" in f for f in row["flags"])
     assert rep["strategies"][0]["above_ideal"] == ["above"]
-
-
-def test_strategy_rows_are_the_same_in_threads(monkeypatch):
-    """summarize_strategies computes its rows in ROW_THREADS threads: the same rows, in the same order,
-    as one after the other (each row draws from its own keyed generator). A recorded capture with
-    several variants per strategy (default, variant and best-per-scenario rows) and four visits."""
-    from pathlib import Path
-
-    from c3prof.analysis import strategies
-
-    group = load([Path(__file__).parent / "data" / "h200_default_proc2_t.jsonl"]).groups[0]
-    ms = analyze_group(group, SeriesBank(BOOT))
-    monkeypatch.setattr(strategies, "ROW_THREADS", 3)
-    threaded = summarize_strategies(group, ms, BOOT)
-    monkeypatch.setattr(strategies, "ROW_THREADS", 1)
-    serial = summarize_strategies(group, ms, BOOT)
-    assert len(serial) > 5 and {r["selection"] for r in serial} == {"default", "variant", "best_per_scenario"}
-    assert threaded == serial

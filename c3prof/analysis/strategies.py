@@ -32,16 +32,13 @@ the mean but are listed under ``above_ideal`` so a reader can check them.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from statistics import NormalDist
-from typing import Iterator
 
 import numpy as np
 
 from c3prof.analysis.dataset import Group
 from c3prof.analysis.speedup import BootstrapSettings, RunMetrics
-from c3prof.analysis.stats import (CI, KERNEL_THREADS, MIN_REPS, fixed_units_mean_ci, hierarchical_mean_ci, no_ci,
-                                   rng_for)
+from c3prof.analysis.stats import CI, MIN_REPS, fixed_units_mean_ci, hierarchical_mean_ci, no_ci, rng_for
 
 SUITE_CI_BOOTSTRAP = ("scenarios held fixed: percentile bootstrap of visits then rounds (one visit: "
                       "noise within this capture only)")
@@ -54,8 +51,6 @@ REPEAT_FACTOR = float(np.sqrt(2.0))
 # Scenarios whose (base) ideal speedup is below this are left out of the means: with less than 5%
 # to gain, the fraction (realized - 1) / (ideal - 1) divides noise by noise and swamps the mean.
 DEFAULT_MIN_IDEAL = 1.05
-# Threads computing summary rows at once (summarize_strategies): the same rows for any count.
-ROW_THREADS = KERNEL_THREADS
 # Listed first in this order; other strategy names follow in order of appearance.
 CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
 
@@ -215,23 +210,7 @@ def strategy_order(group: Group) -> list[str]:
 
 def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings,
                          min_ideal: float = DEFAULT_MIN_IDEAL) -> list[dict]:
-    def row(call: tuple) -> dict:
-        return _summary(group, *call, boot, min_ideal)
-
-    # Rows are independent (each draws from its own keyed generator) and most of a row's time is in
-    # the compiled kernels, which release the GIL: with 2500 scenarios a row's hierarchical draw
-    # takes about 80 ms, mostly its generator's sequential draws, which one row cannot share out.
-    if ROW_THREADS > 1:
-        with ThreadPoolExecutor(max_workers=ROW_THREADS) as pool:
-            rows = list(pool.map(row, _row_calls(group, metrics)))   # submitted as the calls are made
-    else:
-        rows = [row(call) for call in _row_calls(group, metrics)]
-    joint_repeat_intervals(rows, boot.confidence)
-    return rows
-
-
-def _row_calls(group: Group, metrics: list[RunMetrics]) -> Iterator[tuple]:
-    """(strategy, selection, variant, chosen runs, excluded) of each summary row, in order."""
+    rows = []
     for strategy in strategy_order(group):
         ms = [m for m in metrics if m.run.strategy == strategy]
         if not ms:
@@ -242,10 +221,10 @@ def _row_calls(group: Group, metrics: list[RunMetrics]) -> Iterator[tuple]:
         default_runs = by_variant.get(default, [])
         excl = [] if default_runs else [{"scenario": None, "variant": default,
                                          "reason": "the default variant has no complete run"}]
-        yield strategy, "default", default, default_runs, excl
+        rows.append(_summary(group, strategy, "default", default, default_runs, excl, boot, min_ideal))
         if len(variants) > 1:
             for v in variants:
-                yield strategy, "variant", v, by_variant[v], []
+                rows.append(_summary(group, strategy, "variant", v, by_variant[v], [], boot, min_ideal))
             best: dict[str, RunMetrics] = {}
             for m in ms:
                 if m.fraction.value is None:
@@ -253,4 +232,6 @@ def _row_calls(group: Group, metrics: list[RunMetrics]) -> Iterator[tuple]:
                 cur = best.get(m.run.name)
                 if cur is None or m.fraction.value > cur.fraction.value:
                     best[m.run.name] = m
-            yield strategy, "best_per_scenario", None, list(best.values()), []
+            rows.append(_summary(group, strategy, "best_per_scenario", None, list(best.values()), [], boot, min_ideal))
+    joint_repeat_intervals(rows, boot.confidence)
+    return rows

@@ -292,3 +292,34 @@ def test_forked_children_return_their_kept_rows_through_the_shared_store(room, m
             assert (got is None) == (want is None) and (got is None or np.array_equal(got, want)), name
     last = [m for m in split if m.run.name == "s5"]
     assert last[1].ideal is last[2].ideal and last[1].ideal.replicates is not None
+
+
+def test_report_jobs_default_to_auto_and_accept_a_count():
+    from c3prof.cli import build_parser
+    from c3prof.report.build import ReportSettings
+    from c3prof.report.cli import _settings
+    from c3prof.analysis.speedup import AUTO
+
+    parse = build_parser("report").parse_args
+    assert _settings(parse(["report", "t.jsonl"])).jobs == AUTO == ReportSettings().jobs
+    assert _settings(parse(["report", "t.jsonl", "-j", "auto"])).jobs == AUTO
+    assert _settings(parse(["report", "t.jsonl", "--jobs", "3"])).jobs == 3
+
+
+def test_auto_jobs_give_the_serial_metrics(monkeypatch):
+    """jobs=AUTO on a group past AUTO_MIN_RUNS forks (here lowered to the test's 12 runs): the same metrics."""
+    from c3prof.analysis import forked, speedup
+    if not forked.can_fork():
+        pytest.skip("needs the fork start method")
+    monkeypatch.setattr(speedup, "AUTO_MIN_RUNS", 12)
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    calls = []
+    real = forked.in_processes
+    monkeypatch.setattr(forked, "in_processes", lambda items, jobs, *a: calls.append(jobs) or real(items, jobs, *a))
+    rng = np.random.default_rng(14)
+    runs = [_run(f"s{s}", strategy, variant, rng) for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"))]
+    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs}, variant_order={"base": ["default"], "sp": ["a"]})
+    settings = BootstrapSettings(n_resamples=300)
+    auto = analyze_group(g, SeriesBank(settings), jobs=speedup.AUTO)
+    assert calls == [2]
+    assert [_metrics_json(m) for m in auto] == [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings))]

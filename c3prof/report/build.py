@@ -12,7 +12,7 @@ from c3prof.analysis import falsification as fals
 from c3prof.analysis import interference
 from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path
-from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
+from c3prof.analysis.speedup import AUTO, BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group
 from c3prof.analysis.stats import MIN_REPS
 from c3prof.analysis.counters import perturbation_summary
 from c3prof.analysis.strategies import CI_METHOD, DEFAULT_MIN_IDEAL, strategy_order, summarize_strategies
@@ -29,9 +29,9 @@ class ReportSettings:
     falsification: fals.FalsificationSettings = field(default_factory=fals.FalsificationSettings)
     # Strategy means leave out scenarios whose base ideal speedup is below this (see strategies.py).
     min_ideal: float = DEFAULT_MIN_IDEAL
-    # Processes sharing the bootstrap (speedup.analyze_group). Not in to_json: the numbers do not
-    # depend on it.
-    jobs: int = 1
+    # Processes sharing the bootstrap (speedup.analyze_group; AUTO: speedup.auto_jobs decides).
+    # Not in to_json: the numbers do not depend on it.
+    jobs: int = AUTO
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "plateau_fraction": self.plateau_fraction, "min_ideal": self.min_ideal,

@@ -96,10 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ana.add_argument("--split-by", choices=SPLIT_MODES, default=None,
                      help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
-    ana.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N|auto",
+    ana.add_argument("-j", "--jobs", type=_jobs, default=AUTO, metavar="N|auto",
                      help="processes sharing the bootstrap (the report is the same for any N); faster on a large "
-                          f"trace when cores are idle. auto: one per usable CPU (at most 4) for a group of "
-                          f"{AUTO_MIN_RUNS}+ runs, else 1")
+                          f"trace when cores are idle. auto (the default): one per usable CPU (at most 4) for a "
+                          f"group of {AUTO_MIN_RUNS}+ runs, else 1")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
                      help="run id (scenario/strategy/variant) for the timeline figure (default: the base run of the "

@@ -9,7 +9,8 @@ subprocesses and reports the median wall time and the child's peak RSS. Goal: un
 Side by side: ``--baseline REV`` also times the c3prof of git revision REV (its ``c3prof/`` package,
 extracted with ``git archive``, run by the same interpreter, with its compiled report modules (the
 bootstrap kernels, the JSON finite check, the reader's scan) built in place when Cython is installed,
-as ``pip install -e`` builds them; without Cython it runs the numpy code, and says so), ``--baseline-python PY`` the c3prof installed for another interpreter.
+as ``pip install -e`` builds them; without Cython it runs the numpy code, and says so),
+``--baseline-python PY`` the c3prof installed for another interpreter.
 The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike; the
 load average is printed before and after each run and saved with ``--json PATH``.
 
@@ -192,7 +193,7 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
                 wall, cpu = fig_wall - wall, fig_cpu - cpu
                 shutil.rmtree(fig_dir)
             walls[w.label].append((wall, cpu))
-    what = "--figures adds" if figures else f"report --json -j {jobs}"
+    what = "--figures adds" if figures else "report --json" + (f" -j {jobs}" if jobs > 1 else "")
     medians = {}
     for w in whos:
         medians[w.label] = statistics.median(x for x, _ in walls[w.label])
@@ -230,7 +231,8 @@ def main() -> int:
                     help="run every timed report on these CPUs only (e.g. 0,1: two cores of a larger machine)")
     ap.add_argument("--figures", metavar="TRACE", type=Path,
                     help="instead of the synthetic trace: time what --figures adds to a report of TRACE")
-    ap.add_argument("-j", "--jobs", type=int, default=1, help="c3prof report -j N (every candidate)")
+    ap.add_argument("-j", "--jobs", type=int, default=1,
+                    help="c3prof report -j N (every candidate; 1: no -j, each its default)")
     ap.add_argument("--also-jobs", metavar="N|auto",
                     help="also time this worktree with report -j N|auto (a further candidate, alternating)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
@@ -281,7 +283,8 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
     args.json.write_text(json.dumps({
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
-        "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS), "baseline_tree": str(args.baseline_tree or ""),
+        "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS),
+        "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
     print(f"wrote {args.json}")

@@ -317,7 +317,8 @@ def test_auto_jobs_give_the_serial_metrics(monkeypatch):
     real = forked.in_processes
     monkeypatch.setattr(forked, "in_processes", lambda items, jobs, *a: calls.append(jobs) or real(items, jobs, *a))
     rng = np.random.default_rng(14)
-    runs = [_run(f"s{s}", strategy, variant, rng) for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"))]
+    runs = [_run(f"s{s}", strategy, variant, rng)
+            for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"))]
     g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs}, variant_order={"base": ["default"], "sp": ["a"]})
     settings = BootstrapSettings(n_resamples=300)
     auto = analyze_group(g, SeriesBank(settings), jobs=speedup.AUTO)

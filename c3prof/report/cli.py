@@ -123,7 +123,8 @@ def _settings(args):
         (0 <= args.min_gain <= 100, f"--min-gain must be in [0, 100], got {args.min_gain}"),
         (1 <= args.perfetto_max_reps <= MAX_PERFETTO_REPS,
          f"--perfetto-max-reps must be between 1 and {MAX_PERFETTO_REPS}, got {args.perfetto_max_reps}"),
-        (args.jobs == AUTO or args.jobs <= MAX_JOBS, f"--jobs must be auto or between 1 and {MAX_JOBS}, got {args.jobs}"),
+        (args.jobs == AUTO or args.jobs <= MAX_JOBS,
+         f"--jobs must be auto or between 1 and {MAX_JOBS}, got {args.jobs}"),
         (args.jobs in (1, AUTO) or can_fork(),
          "--jobs above 1 needs the fork start method, which this platform lacks"),
     ]

@@ -324,3 +324,30 @@ def test_auto_jobs_give_the_serial_metrics(monkeypatch):
     auto = analyze_group(g, SeriesBank(settings), jobs=speedup.AUTO)
     assert calls == [2]
     assert [_metrics_json(m) for m in auto] == [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings))]
+
+
+def test_refused_fork_and_refused_mappings_give_the_serial_metrics(monkeypatch, capsys):
+    """Where the system refuses the shared mappings, the kept rows come back pickled; where it refuses
+    the fork, this process computes everything and says so on stderr: the same metrics either way."""
+    import mmap
+
+    from c3prof.analysis import forked
+    if not forked.can_fork():
+        pytest.skip("needs the fork start method")
+    rng = np.random.default_rng(15)
+    runs = [_run(f"s{s}", strategy, variant, rng)
+            for s in range(4) for strategy, variant in (("base", "default"), ("sp", "a"))]
+    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
+              variant_order={"base": ["default"], "sp": ["a"]})
+    settings = BootstrapSettings(n_resamples=300)
+    serial = [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings))]
+
+    def refuse(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    assert [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings), jobs=2)] == serial
+    monkeypatch.setattr(forked.ProcessPoolExecutor, "submit", refuse)
+    assert [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings), jobs=2)] == serial
+    err = capsys.readouterr().err
+    assert "could not start 1 more process(es) (Cannot allocate memory); computing in this one" in err

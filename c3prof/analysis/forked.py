@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence
 
@@ -45,7 +46,8 @@ def in_processes(items: Sequence, jobs: int, work: Callable[[Sequence], list], p
                  unpack: Callable[[Any], list]) -> list:
     """``work(items)`` in ``jobs`` processes: the first share computed here while forked children
     compute the others (``unpack(pack(work(share)))``); the results in the order of ``items``. A
-    child's error is raised here."""
+    child's error is raised here. Where the system refuses the fork (a limit on processes or
+    memory), everything is computed here, the same results, and a line on stderr says so."""
     global _JOB
     shares = split(items, jobs)
     if len(shares) < 2:
@@ -53,7 +55,12 @@ def in_processes(items: Sequence, jobs: int, work: Callable[[Sequence], list], p
     _JOB = (work, pack, shares)
     try:
         with ProcessPoolExecutor(max_workers=len(shares) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            children = [pool.submit(_run_share, i) for i in range(1, len(shares))]  # forks: children see _JOB
+            try:
+                children = [pool.submit(_run_share, i) for i in range(1, len(shares))]  # forks: children see _JOB
+            except OSError as exc:
+                print(f"c3prof: could not start {len(shares) - 1} more process(es) ({exc.strerror or exc}); "
+                      "computing in this one", file=sys.stderr)
+                return work(items)
             out = work(shares[0])
             for child in children:
                 out += unpack(child.result())

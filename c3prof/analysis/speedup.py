@@ -763,9 +763,13 @@ def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetr
     if not forked.can_fork():
         raise ValueError("analysing in several processes needs the fork start method (not available here)")
     # Each child keeps its rows in a mapping of its own, made before the fork (keyed by the share's
-    # first scenario); the parent's share keeps arrays of its own.
-    stores = {part[0]: KeptRows(bank.settings.n_resamples, KEPT_PER_RUN * sum(len(by_scenario[n]) for n in part))
-              for part in forked.split(names, jobs)[1:]}
+    # first scenario); the parent's share keeps arrays of its own. Where the system refuses the
+    # mappings (strict memory overcommit), the rows come back pickled: the same rows, slower.
+    try:
+        stores = {part[0]: KeptRows(bank.settings.n_resamples, KEPT_PER_RUN * sum(len(by_scenario[n]) for n in part))
+                  for part in forked.split(names, jobs)[1:]}
+    except OSError:
+        stores = {}
 
     def work(part: list[str]) -> list[RunMetrics]:
         bank.pending.kept_rows = stores.get(part[0])

@@ -783,9 +783,8 @@ def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
 def new_sample_batch() -> Samples:
     """What read_trace leaves the phases' samples to: the compiled SampleColumns when built, else
     trace_samples.SampleBatch (the same verdicts and arrays)."""
-    if _trace_read is not None:
-        return _trace_read.SampleColumns(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
-    return SampleBatch(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+    kind = SampleBatch if _trace_read is None else _trace_read.SampleColumns
+    return kind(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
 
 
 def _read_records(path: str | Path, tail: Tail | None, batch: Samples | None) -> Trace:

@@ -106,6 +106,25 @@ def _run(name, strategy, variant, rng, n=9, rounds=None):
     return run
 
 
+BASE_AND_SP = (("base", "default"), ("sp", "a"))
+
+
+def _runs(seed: int, scenarios: int, strategies=BASE_AND_SP, **kwargs) -> list[MergedRun]:
+    """_run of every (strategy, variant) of scenarios s0, s1, ..., from one generator seeded ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [_run(f"s{s}", strategy, variant, rng, **kwargs)
+            for s in range(scenarios) for strategy, variant in strategies]
+
+
+def _group(runs: list[MergedRun]) -> Group:
+    """Group "g" of these runs, each strategy's variants in the order they first appear."""
+    order: dict[str, list[str]] = {}
+    for r in runs:
+        if r.variant not in order.setdefault(r.strategy, []):
+            order[r.strategy].append(r.variant)
+    return Group(key="g", gpu_name="g", runs={r.id: r for r in runs}, variant_order=order)
+
+
 def _metrics_json(m):
     """Every estimate of a RunMetrics as plain values (value, CI) for comparison."""
     names = ("ideal", "realized", "fraction", "own_ideal", "own_realized", "own_fraction", "gemm_slowdown",
@@ -124,8 +143,7 @@ def test_analyze_group_batched_equals_run_by_run(paired):
         for strategy, variant, n in (("base", "default", 9), ("sp", "a", 9), ("dma", "ce", 10)):
             runs.append(_run(f"s{s}", strategy, variant, rng, n=n,
                              rounds=(np.arange(n) % 3 + 3 * s) if paired else None))
-    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
-              variant_order={"base": ["default"], "sp": ["a"], "dma": ["ce"]})
+    g = _group(runs)
     settings = BootstrapSettings(n_resamples=500)
     batched = analyze_group(g, SeriesBank(settings))
     bases = {r.name: r for r in runs if r.strategy == "base"}
@@ -145,11 +163,8 @@ def test_analyze_group_in_several_processes_gives_the_same_metrics(jobs):
     from c3prof.analysis import forked
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
-    rng = np.random.default_rng(12)
-    runs = [_run(f"s{s}", strategy, variant, rng)
-            for s in range(5) for strategy, variant in (("base", "default"), ("sp", "a"))]
-    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
-              variant_order={"base": ["default"], "sp": ["a"]})
+    runs = _runs(12, 5)
+    g = _group(runs)
     settings = BootstrapSettings(n_resamples=300)
     serial = analyze_group(g, SeriesBank(settings), jobs=1)
     split = analyze_group(g, SeriesBank(settings), jobs=jobs)
@@ -277,11 +292,8 @@ def test_forked_children_return_their_kept_rows_through_the_shared_store(room, m
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     monkeypatch.setattr(speedup, "KEPT_PER_RUN", room)
-    rng = np.random.default_rng(13)
-    runs = [_run(f"s{s}", strategy, variant, rng, rounds=np.arange(9) % 3)
-            for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"), ("dma", "ce"))]
-    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
-              variant_order={"base": ["default"], "sp": ["a"], "dma": ["ce"]})
+    runs = _runs(13, 6, BASE_AND_SP + (("dma", "ce"),), rounds=np.arange(9) % 3)
+    g = _group(runs)
     settings = BootstrapSettings(n_resamples=300)
     serial = analyze_group(g, SeriesBank(settings), jobs=1)
     split = analyze_group(g, SeriesBank(settings), jobs=3)
@@ -316,10 +328,7 @@ def test_auto_jobs_give_the_serial_metrics(monkeypatch):
     calls = []
     real = forked.in_processes
     monkeypatch.setattr(forked, "in_processes", lambda items, jobs, *a: calls.append(jobs) or real(items, jobs, *a))
-    rng = np.random.default_rng(14)
-    runs = [_run(f"s{s}", strategy, variant, rng)
-            for s in range(6) for strategy, variant in (("base", "default"), ("sp", "a"))]
-    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs}, variant_order={"base": ["default"], "sp": ["a"]})
+    g = _group(_runs(14, 6))
     settings = BootstrapSettings(n_resamples=300)
     auto = analyze_group(g, SeriesBank(settings), jobs=speedup.AUTO)
     assert calls == [2]
@@ -334,11 +343,7 @@ def test_refused_fork_and_refused_mappings_give_the_serial_metrics(monkeypatch, 
     from c3prof.analysis import forked
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
-    rng = np.random.default_rng(15)
-    runs = [_run(f"s{s}", strategy, variant, rng)
-            for s in range(4) for strategy, variant in (("base", "default"), ("sp", "a"))]
-    g = Group(key="g", gpu_name="g", runs={r.id: r for r in runs},
-              variant_order={"base": ["default"], "sp": ["a"]})
+    g = _group(_runs(15, 4))
     settings = BootstrapSettings(n_resamples=300)
     serial = [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings))]
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from c3prof.analysis.stats import sorted_median, sorted_row_medians
+from c3prof.analysis.stats import sorted_by_length, sorted_median, sorted_row_medians
 from c3prof.errors import C3profError
 from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
 
@@ -277,11 +277,7 @@ def _medians(arrays: list[np.ndarray]) -> list[float]:
     """sorted_median(np.sort(a)) of each array, sorting all arrays of one length in one call (a large
     trace has 10^5 short series; sorting them one by one was most of merging it)."""
     out = [0.0] * len(arrays)
-    by_size: dict[int, list[int]] = {}
-    for i, a in enumerate(arrays):
-        by_size.setdefault(a.size, []).append(i)
-    for where in by_size.values():
-        rows = np.sort(np.stack([arrays[i] for i in where]), axis=1)
+    for where, rows in sorted_by_length(arrays):
         for i, m in zip(where, sorted_row_medians(rows).tolist()):
             out[i] = m
     return out

@@ -51,8 +51,8 @@ from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DE
                                    bootstrap_medians, draw_visit_picks, draw_visit_round_counts, fast_median,
                                    kernel_threads_shared, keyed_bootstrap_medians, keyed_round_counts, no_ci,
                                    paired_medians, percentile_ci, percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL,
-                                   ROW_RATIO, ROW_SAME, rng_for, row_intervals, row_intervals_apply, sorted_median,
-                                   sorted_row_medians)
+                                   ROW_RATIO, ROW_SAME, rng_for, row_intervals, row_intervals_apply, sorted_by_length,
+                                   sorted_median, sorted_row_medians)
 
 
 @dataclass(frozen=True)
@@ -219,12 +219,9 @@ class SeriesBank:
         self._cache.update(series)
 
     def _draw_unpaired(self, wanted: list[tuple[tuple, str, np.ndarray]]) -> dict[tuple, Series]:
-        todo: dict[int, list[tuple[tuple, str, np.ndarray]]] = {}
-        for item in wanted:
-            todo.setdefault(item[2].size, []).append(item)
         out = {}
-        for n, items in todo.items():
-            srt = np.sort(np.stack([v for _, _, v in items]), axis=1)
+        for where, srt in sorted_by_length([values for _, _, values in wanted]):
+            items = [wanted[i] for i in where]
             reps = keyed_bootstrap_medians(srt, self.settings.seed, [k for k, _, _ in items], self.settings.n_resamples)
             for (key, label, values), m, r in zip(items, sorted_row_medians(srt).tolist(), reps):
                 out[key] = Series(label=label, values=values, median=m, replicates=r)

@@ -158,6 +158,17 @@ def sorted_row_medians(rows: np.ndarray) -> np.ndarray:
     return rows[:, n // 2] if n % 2 else 0.5 * (rows[:, n // 2 - 1] + rows[:, n // 2])
 
 
+def sorted_by_length(arrays: Sequence[np.ndarray]) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The 1-D arrays grouped by length: per length, the indices of its arrays and their values as
+    one (S, n) array with each row sorted. Sorting the rows of one length in one call, instead of
+    each array on its own, is what makes 10^5 short series cheap."""
+    by_size: dict[int, list[int]] = {}
+    for i, a in enumerate(arrays):
+        by_size.setdefault(a.size, []).append(i)
+    for where in by_size.values():
+        yield where, np.sort(np.stack([arrays[i] for i in where]), axis=1)
+
+
 def fast_median(x: np.ndarray) -> float:
     """np.median of a 1-D array of finite values, without np.median's per-call overhead (several
     times the work on the short series of a trace, called once per run)."""

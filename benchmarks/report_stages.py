@@ -34,6 +34,7 @@ STAGES = [
     (speedup.SeriesBank, "draw", "  draw"), (speedup, "run_metrics", "  run_metrics"),
     (speedup.PendingCIs, "flush", "  intervals"), (build.tax, "classify_run", "taxonomy"),
     (build, "_result", "result_rows"), (build, "summarize_strategies", "strategies"),
+    (build.forked.Later, "result", "strategies_wait"),   # the summary computed beside (report -j): waiting for it
     (build.fals, "falsify", "falsification"), (build.interference, "dose_response", "interference"),
     (json_out, "write_json", "json"),
 ]
@@ -56,6 +57,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("trace")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write the stage times as JSON")
+    ap.add_argument("-j", "--jobs", default="auto", help="report -j (default: %(default)s, as report's)")
     args = ap.parse_args()
     totals: dict[str, float] = {}
     for owner, name, label in STAGES:
@@ -65,7 +67,8 @@ def main() -> int:
     gc.disable()   # as c3prof report does while it works (report/cli.py _run)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        status = cli.main(["report", args.trace, "--json", str(Path(tmp) / "report.json"), "--quiet"])
+        status = cli.main(["report", args.trace, "--json", str(Path(tmp) / "report.json"), "--quiet",
+                                 "-j", args.jobs])
         wall = time.perf_counter() - t0
     print(f"report of {args.trace}: {wall:.2f} s wall in this process (exit {status}); load average "
           f"{os.getloadavg()[0]:.2f}")

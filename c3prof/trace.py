@@ -295,8 +295,10 @@ def _validate_phase(rec, path, lineno, batch: Samples | None = None) -> None:
     _validate_samples(rec, path, lineno, batch)
 
 
-def _validate_run_identity(rec, path, lineno, scenario_text: str) -> None:
-    """The phase's scenario, strategy and variant are valid, and its run id is the one they name."""
+def _validate_run_identity(rec, path, lineno, scenario_text: str | bytes) -> None:
+    """The phase's scenario, strategy and variant are valid, and its run id is the one they name.
+    ``scenario_text``: the scenario's repr, or its exact JSON (trace_fast: both tell 1, 1.0 and
+    true apart), which keys the cache of scenarios found valid."""
     try:
         name = _valid_scenario_name(rec["scenario"], scenario_text)
         for field_name in ("strategy", "variant"):
@@ -309,11 +311,12 @@ def _validate_run_identity(rec, path, lineno, scenario_text: str) -> None:
 
 # Scenarios (by repr, as _VALID_IDENTITIES) already found valid, and their names: the runs of a
 # scenario (one per strategy and variant) repeat it, and parsing it was most of checking a new run.
-_VALID_SCENARIOS: dict[str, str] = {}
+_VALID_SCENARIOS: dict[str | bytes, str] = {}
 
 
-def _valid_scenario_name(scenario: dict, text: str) -> str:
-    """The name of a valid phase scenario (ScenarioError if it is not valid); ``text`` is its repr."""
+def _valid_scenario_name(scenario: dict, text: str | bytes) -> str:
+    """The name of a valid phase scenario (ScenarioError if it is not valid); ``text`` is its repr
+    (or its exact JSON: bytes, so the two kinds of key never meet)."""
     name = _VALID_SCENARIOS.get(text)
     if name is None:
         name = Scenario.from_dict(_known_scenario_fields(scenario), "phase.scenario", capture_rules=False).name
@@ -413,7 +416,7 @@ def _validate_samples(rec, path, lineno, batch: Samples | None = None) -> None:
 def _phase_rules(orjson: Any) -> PhaseRules:
     """The phase rules above, for the fast path (trace_fast.PlainPhases)."""
     return PhaseRules(phases=PHASES, series=SERIES, max_visits=MAX_VISITS, max_round=MAX_ROUND,
-                      check_identity=lambda rec: _validate_run_identity(rec, "", 0, repr(rec["scenario"])),
+                      check_identity=lambda rec, scenario_json: _validate_run_identity(rec, "", 0, scenario_json),
                       dumps=orjson.dumps)
 
 
@@ -711,7 +714,9 @@ def iter_records(path: str | Path, tail: Tail | None = None,
 def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[tuple[int, dict]]:
     lineno, offset, first = 0, 0, True
     # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
-    phases = PlainPhases(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
+    # (the compiled PhaseAcceptor when built: the same verdicts)
+    acceptor = PlainPhases if _trace_read is None else _trace_read.PhaseAcceptor
+    phases = acceptor(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
     text_kind = _text_kind if _trace_read is None else _trace_read.text_kind
     while raw := f.readline(MAX_RECORD_BYTES + 1):
         lineno += 1

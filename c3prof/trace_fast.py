@@ -46,7 +46,8 @@ class PhaseRules:
     series: tuple[str, ...]
     max_visits: int
     max_round: int
-    check_identity: Callable[[dict], None]   # validate_record's check of a run identity: TraceError if bad
+    # validate_record's check of a run identity (the record, its scenario's exact JSON): TraceError if bad
+    check_identity: Callable[[dict, bytes], None]
     dumps: Callable[[Any], bytes]            # orjson.dumps: a value's exact JSON
 
 
@@ -96,7 +97,7 @@ class PlainPhases:
     def _valid_identity(self, rec: dict, identity: tuple) -> bool:
         """validate_record's own check of a run identity not seen yet; remembered when valid."""
         try:
-            self._rules.check_identity(rec)
+            self._rules.check_identity(rec, identity[3])
         except TraceError:
             return False
         if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs

@@ -272,15 +272,67 @@ def test_auto_jobs_forks_only_for_large_groups(monkeypatch):
     assert speedup.auto_jobs(10**6) == 1
 
 
-def test_kept_rows_hand_out_blocks_and_know_their_rows():
-    from c3prof.analysis.speedup import KeptRows
+def test_kept_rows_hand_out_blocks_and_learn_their_owners():
+    """Rows are handed out in blocks, in order; PendingCIs names the estimate of each row it fills
+    (owners[i] holds rows[i]), which is how a child's packed metrics name their rows."""
+    from c3prof.analysis.speedup import Estimate, KeptRows, PendingCIs
+    from c3prof.analysis.stats import ROW_RATIO, row_intervals_apply
 
     store = KeptRows(5, 4)
     a, b = store.take(3), store.take(1)
     assert a.shape == (3, 5) and b.shape == (1, 5) and a.dtype == np.float32 and store.take(1) is None
-    assert [store.index_of(r) for r in (a[0], a[2], b[0])] == [0, 2, 3]
-    assert store.index_of(np.zeros(5, dtype=np.float32)) is None and store.index_of(a[0, :4]) is None
-    assert store.index_of(a[0].astype(float)) is None and KeptRows(5, 0).take(1) is None
+    assert np.shares_memory(a, store.rows) and KeptRows(5, 0).take(1) is None
+    if not row_intervals_apply(300, 0.95):
+        pytest.skip("needs the compiled row kernel")
+    store = KeptRows(300, 3)
+    pending = PendingCIs(0.95, 300)
+    pending.kept_rows = store
+    reps = [np.random.default_rng(i).random(300) + 1.0 for i in range(4)]
+    ests = [Estimate(1.0, None) for _ in range(4)]
+    for est, keep, (x, y) in zip(ests, (True, False, True, True), ((0, 1), (1, 2), (2, 3), (3, 0))):
+        pending.add_row(est, ROW_RATIO, [reps[x], reps[y]], keep)
+    pending.flush()
+    assert store.owners == [ests[0], ests[2], ests[3]] and ests[1].replicates is None
+    for row, est in enumerate(store.owners):
+        assert est.replicates is not None and np.shares_memory(est.replicates, store.rows[row])
+
+
+def test_packed_metrics_travel_as_columns_and_come_back_the_same():
+    """_pack_metrics / _unpack_metrics (a forked child's metrics, pickled): every field equal, None
+    kept apart from numbers, a scenario's shared estimate one object again, kept rows found in the
+    store or carried as arrays."""
+    import pickle
+
+    from c3prof.analysis import speedup
+    settings = BootstrapSettings(n_resamples=300)
+    g = _group(_runs(16, 4, BASE_AND_SP + (("dma", "ce"),)))
+    metrics = analyze_group(g, SeriesBank(settings))
+    store = speedup.KeptRows(300, 2)
+    kept = [m.fraction for m in metrics if m.fraction.replicates is not None][:2]
+    store.rows[:] = [e.replicates for e in kept]
+    store.owners += kept
+    metrics[0].medians["T_g_cc"] = None   # a series the trace lacks
+    metrics[1].by_visit = ((1.5, 0.25), (1.4, float("nan")))
+    back = speedup._unpack_metrics(g, pickle.loads(pickle.dumps(speedup._pack_metrics(metrics, {"s": store}))),
+                                   {"s": store})
+    assert len(back) == len(metrics)
+    for a, b in zip(back, metrics):
+        assert (a.run, a.base, a.reference, a.reference_note, a.paired, a.visits, a.n_reps) == \
+            (b.run, b.base, b.reference, b.reference_note, b.paired, b.visits, b.n_reps)
+        assert a.medians == b.medians and a.base_medians == b.base_medians
+        assert str(a.by_visit) == str(b.by_visit)
+        for name in speedup._ESTIMATE_FIELDS:
+            x, y = getattr(a, name), getattr(b, name)
+            assert (x.value, x.ci) == (y.value, y.ci), name
+            assert (x.replicates is None) == (y.replicates is None) and (
+                x.replicates is None or np.array_equal(x.replicates, y.replicates)), name
+    assert back[0].medians["T_g_cc"] is None
+    by_id = {m.run.id: m for m in back}
+    for est in kept:
+        m = next(m for m in metrics if m.fraction is est)
+        assert np.shares_memory(by_id[m.run.id].fraction.replicates, store.rows)
+    others = [m for m in back if m.run.name == "s2" and m.run.strategy != "base"]   # sp and dma: base's ideal
+    assert len(others) == 2 and others[0].ideal is others[1].ideal
 
 
 @pytest.mark.parametrize("room", [0, 1, 4])

@@ -127,4 +127,18 @@ def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
         assert got.dtype == np.int64 and np.array_equal(got, want)
         assert np.array_equal(batched.round_ids(sweep, indices.copy()), want)   # now from what it kept
         assert not got.flags.writeable
+        shared = indices.copy()
+        shared.flags.writeable = False   # as _rounds_array shares them: then known by identity too
+        assert batched.round_ids(sweep, shared) is batched.round_ids(sweep, shared) is got or indices.size == 0
     assert batched.round_sweep == scalar.round_sweep
+
+
+def test_equal_round_lists_share_one_read_only_array():
+    """_rounds_array: the phases of a scenario's runs repeat their round list; equal lists (the same
+    ints) become one read-only array, other lists arrays of their own."""
+    from c3prof.analysis.dataset import _rounds_array
+
+    seen: dict = {}
+    a, b, c = _rounds_array([0, 1, 2], seen), _rounds_array([0, 1, 2], seen), _rounds_array([0, 2, 1], seen)
+    assert a is b and a is not c and not a.flags.writeable and a.dtype == np.int64
+    assert np.array_equal(c, [0, 2, 1]) and _rounds_array([5], None).flags.writeable

@@ -20,6 +20,13 @@ from c3prof.errors import TraceError
 from c3prof.trace_fast import PlainPhases
 from c3prof.trace_samples import SampleBatch
 
+try:
+    from c3prof._trace_read import PhaseAcceptor
+except ImportError:   # a checkout whose extensions were not built: the Python version alone
+    PhaseAcceptor = None
+# The fast path's two versions: the Python reference and the compiled one read_trace uses when built.
+ACCEPTORS = [PlainPhases] + ([PhaseAcceptor] if PhaseAcceptor is not None else [])
+
 orjson = pytest.importorskip("orjson")   # the fast path runs with orjson only (trace._records_of)
 
 DATA = Path(__file__).parent / "data"
@@ -93,13 +100,14 @@ CHANGES = {
 }
 
 
+@pytest.mark.parametrize("acceptor", ACCEPTORS)
 @pytest.mark.parametrize("name", list(CHANGES))
-def test_fast_path_accepts_only_what_validate_record_accepts(name):
+def test_fast_path_accepts_only_what_validate_record_accepts(name, acceptor):
     """Accepted by the fast path => accepted by validate_record, with the same samples taken."""
     for index in PHASE_LINES[:3]:
         rec = json.loads(LINES[index])
         CHANGES[name](rec)
-        fast, batch = PlainPhases(_batch(), trace._phase_rules(orjson)), _batch()
+        fast, batch = acceptor(_batch(), trace._phase_rules(orjson)), _batch()
         taken = fast.accept(copy.deepcopy(rec))
         try:
             trace.validate_record(copy.deepcopy(rec), plain_text=True, batch=batch)
@@ -107,10 +115,11 @@ def test_fast_path_accepts_only_what_validate_record_accepts(name):
             assert not taken, f"the fast path accepted what validate_record refuses ({name})"
 
 
-def test_fast_path_takes_every_valid_phase_of_the_committed_traces():
+@pytest.mark.parametrize("acceptor", ACCEPTORS)
+def test_fast_path_takes_every_valid_phase_of_the_committed_traces(acceptor):
     """It is not a path that never runs: every phase record of the real traces goes through it."""
     for path in sorted(DATA.glob("*.jsonl")):
-        fast = PlainPhases(_batch(), trace._phase_rules(orjson))
+        fast = acceptor(_batch(), trace._phase_rules(orjson))
         phases = [rec for _, rec in trace.iter_records(path) if rec["record"] == "phase"]
         assert phases and all(fast.accept(json.loads(json.dumps(rec))) for rec in phases), path.name
 
@@ -198,3 +207,19 @@ def test_text_kind_is_the_two_text_checks():
         raw = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) + b"\n"
         digits = raw.translate(trace._DIGITS_AS_ZERO)
         assert trace._text_kind(raw) == (trace._is_simple_json(raw, digits), trace._is_plain_json(raw)), raw
+
+
+@pytest.mark.skipif(PhaseAcceptor is None, reason="the compiled reader (c3prof._trace_read) is not built")
+@pytest.mark.parametrize("name", list(CHANGES) + ["rounds beyond 64 bits"])
+def test_compiled_acceptor_gives_the_python_verdicts(name):
+    """PhaseAcceptor (compiled) and PlainPhases (Python) take the same records and leave them alike."""
+    change = CHANGES.get(name) or (lambda r: r.__setitem__("rounds", [2**70] * len(r["rounds"])))
+    for index in PHASE_LINES[:3]:
+        rec = json.loads(LINES[index])
+        change(rec)
+        results = []
+        for acceptor in (PlainPhases, PhaseAcceptor):
+            batch, mine = _batch(), copy.deepcopy(rec)
+            taken = acceptor(batch, trace._phase_rules(orjson)).accept(mine)
+            results.append((taken, mine if not taken else json.dumps(mine, sort_keys=True), batch.check()))
+        assert results[0] == results[1], name

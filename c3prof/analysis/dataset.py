@@ -144,6 +144,8 @@ class Group:
     errors: list[dict] = field(default_factory=list)
     _round_ids: dict[tuple[str, int], int] = field(default_factory=dict)
     _round_memo: dict[tuple[str, str, bytes], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    _round_memo_by_id: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, repr=False, compare=False)
     round_sweep: dict[int, str] = field(default_factory=dict)   # round id -> its sweep (round_group)
     _carriers: dict[tuple[str | None, int], tuple[str, str]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -158,9 +160,13 @@ class Group:
         their ids in the order they first appear, as calling round_id on each in turn gives them.
         Every phase of every run of a scenario repeats its sweep's indices, and an index's id never
         changes once given, so the answer is kept per (sweep, indices) and a repeat is one lookup."""
+        same = self._round_memo_by_id.get((round_group, id(indices)))
+        if same is not None and same[0] is indices:   # the very array asked before (_rounds_array shares them)
+            return same[1]
         key = (round_group, indices.dtype.str, indices.tobytes())
         known = self._round_memo.get(key)
         if known is not None:
+            self._remember(round_group, indices, known)
             return known
         distinct, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
         ids = np.empty(distinct.size, dtype=np.int64)
@@ -169,7 +175,14 @@ class Group:
         out = ids[inverse.reshape(-1)]
         out.flags.writeable = False   # shared by every phase with these indices
         self._round_memo[key] = out
+        self._remember(round_group, indices, out)
         return out
+
+    def _remember(self, round_group: str, indices: np.ndarray, ids: np.ndarray) -> None:
+        """round_ids' answer for this very (read-only) array, found by identity next time: the entry
+        holds the array, so its id is not reused while the entry lives."""
+        if not indices.flags.writeable:
+            self._round_memo_by_id[(round_group, id(indices))] = (indices, ids)
 
     @property
     def machine(self) -> dict:
@@ -261,8 +274,10 @@ class PhaseData:
     rank_medians: list[float] = field(default_factory=list)
 
 
-def _phase_data(phase, median: float | None = None) -> PhaseData:
-    """``median``: of the phase's total_ms, when the caller has it already (_medians)."""
+def _phase_data(phase, median: float | None = None, rounds_seen: dict[tuple, np.ndarray] | None = None) -> PhaseData:
+    """``median``: of the phase's total_ms, when the caller has it already (_medians).
+    ``rounds_seen``: round lists already made arrays (every phase of a scenario's runs repeats its
+    list): equal lists share one read-only array, which Group.round_ids then knows by identity."""
     series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
@@ -270,7 +285,18 @@ def _phase_data(phase, median: float | None = None) -> PhaseData:
     if median is None:
         median = sorted_median(np.sort(series["total_ms"]))  # == np.median, faster
     return PhaseData(series=series, round_group=group if ok else None,
-                     rounds=np.asarray(rounds, dtype=np.int64) if ok else None, rank_medians=[median])
+                     rounds=_rounds_array(rounds, rounds_seen) if ok else None, rank_medians=[median])
+
+
+def _rounds_array(rounds: list, seen: dict[tuple, np.ndarray] | None) -> np.ndarray:
+    if seen is None:
+        return np.asarray(rounds, dtype=np.int64)
+    key = tuple(rounds)   # the trace's exact ints (read_trace accepts no bool or float round)
+    array = seen.get(key)
+    if array is None:
+        array = seen[key] = np.asarray(rounds, dtype=np.int64)
+        array.flags.writeable = False
+    return array
 
 
 def _medians(arrays: list[np.ndarray]) -> list[float]:
@@ -378,7 +404,8 @@ def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, di
     if len(src.traces) == 1:   # a single trace: nothing to combine
         trace_runs = src.traces[0].runs
         medians = iter(_medians([p.samples["total_ms"] for r in trace_runs.values() for p in r.phases.values()]))
-        return {rid: (r, {key: _phase_data(p, next(medians)) for key, p in r.phases.items()})
+        seen: dict[tuple, np.ndarray] = {}
+        return {rid: (r, {key: _phase_data(p, next(medians), seen) for key, p in r.phases.items()})
                 for rid, r in trace_runs.items()}
     runs: dict[str, tuple[object, dict[str, PhaseData]]] = {}
     per_rank: dict[str, dict[str, list[PhaseData]]] = {}

@@ -17,11 +17,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable, Sequence
 
 # The children's job, set just before they are forked: (work, pack, shares of the items).
 _JOB: tuple[Callable, Callable, list[Sequence]] | None = None
+# in_background's work, likewise.
+_BACKGROUND: Callable[[], Any] | None = None
 
 
 def can_fork() -> bool:
@@ -67,6 +69,56 @@ def in_processes(items: Sequence, jobs: int, work: Callable[[Sequence], list], p
     finally:
         _JOB = None
     return out
+
+
+class Later:
+    """What ``in_background`` started: ``result()`` waits for it (raising its error, if any)."""
+
+    def __init__(self, pool: ProcessPoolExecutor | None, future: Future | None, value: Any = None) -> None:
+        self._pool, self._future, self._value = pool, future, value
+        self._error: BaseException | None = None
+
+    @classmethod
+    def done(cls, value: Any) -> Later:
+        """A result computed already (the work ran in this process)."""
+        return cls(None, None, value)
+
+    def result(self) -> Any:
+        if self._future is not None:   # the first call: wait for the child, then let its process go
+            future, pool, self._future, self._pool = self._future, self._pool, None, None
+            try:
+                self._value = future.result()
+            except BaseException as exc:   # kept: a second call raises it again
+                self._error = exc
+            finally:
+                assert pool is not None
+                pool.shutdown()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def in_background(work: Callable[[], Any]) -> Later:
+    """``work()`` in a forked child while this process goes on; ``result()`` is its (pickled) value.
+    Where the system refuses the fork, ``work()`` runs here at once, and a line on stderr says so."""
+    global _BACKGROUND
+    _BACKGROUND = work
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    try:
+        future = pool.submit(_run_background)   # forks now: the child sees _BACKGROUND
+    except OSError as exc:
+        pool.shutdown()
+        print(f"c3prof: could not start another process ({exc.strerror or exc}); computing in this one",
+              file=sys.stderr)
+        return Later.done(work())
+    finally:
+        _BACKGROUND = None
+    return Later(pool, future)
+
+
+def _run_background() -> Any:
+    assert _BACKGROUND is not None  # set by in_background before the fork
+    return _BACKGROUND()
 
 
 def _run_share(index: int) -> Any:

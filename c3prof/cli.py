@@ -83,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = [a for a in argv if a != "--debug"]
     # Import only the chosen subcommand's module (keeps `report` free of torch and CUDA imports).
     chosen = next((a for a in argv if a in SUBCOMMANDS), None)
+    if chosen == "report":
+        # report forks (report -j: the analysis and the strategy summary beside it). A process with
+        # threads should not fork (Python 3.12 warns), and numpy's OpenBLAS starts one per CPU when it
+        # is loaded, for matrix products the report never makes. Before numpy is imported; a value
+        # the user set wins.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         parser = build_parser(only=chosen)
         args = parser.parse_args(argv)

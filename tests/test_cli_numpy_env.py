@@ -31,3 +31,30 @@ def test_cli_turns_numpy_huge_pages_off_before_numpy_is_imported():
 
 def test_a_value_the_user_set_wins():
     assert _probe(NUMPY_MADVISE_HUGEPAGE="1") == "True"
+
+
+REPORT_PROBE = """
+import os, sys
+from c3prof import cli
+try:
+    cli.main(["report", "--help"])   # imports the report's modules (numpy among them), prints its help
+except SystemExit:
+    pass
+assert "numpy" in sys.modules
+threads = open("/proc/self/status").read().split("Threads:")[1].split()[0] if os.path.exists("/proc/self/status") else "1"
+print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
+"""
+
+
+def _report_probe(**env_changes) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update(env_changes)
+    done = subprocess.run([sys.executable, "-c", REPORT_PROBE], env=env, capture_output=True, text=True, check=True)
+    return done.stderr.split()
+
+
+def test_report_keeps_numpy_to_one_thread_so_its_forks_are_clean():
+    """c3prof report forks (report -j); numpy's BLAS threads, started at its import, would make that a
+    fork of a threaded process. report asks for one before numpy loads: the process has one thread."""
+    assert _report_probe() == ["1", "1"]
+    assert _report_probe(OPENBLAS_NUM_THREADS="2")[0] == "2"   # a value the user set wins

@@ -22,7 +22,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from c3prof.errors import TraceError
+from c3prof.trace_fast import remember_identity
 
 cdef extern from "Python.h":
     bint PyFloat_CheckExact(PyObject *)
@@ -166,7 +166,6 @@ cdef object _read_only(vector[double] *values):
 # The required phase fields and their exact types, as trace_fast (its _FIELDS and _FIELD_TYPES).
 cdef tuple _PHASE_FIELDS = ("run", "scenario", "strategy", "variant", "params", "phase", "samples", "stop")
 cdef tuple _PHASE_FIELD_TYPES = (str, dict, str, str, dict, str, dict, dict)
-cdef Py_ssize_t _MAX_IDENTITIES = 4096
 
 
 cdef class PhaseAcceptor:
@@ -217,7 +216,8 @@ cdef class PhaseAcceptor:
             return False
         scenario_json = self._dumps(r["scenario"])
         identity = (r["run"], r["strategy"], r["variant"], scenario_json)
-        if identity not in self._identities and not self._valid_identity(r, identity):
+        if identity not in self._identities and not remember_identity(self._identities, self._check_identity, r,
+                                                                       identity):
             return False
         if not self._batch.add(samples, n, self._series):   # last check: it takes the samples when it says True
             return False
@@ -225,17 +225,6 @@ cdef class PhaseAcceptor:
         r["scenario"] = self._shared.setdefault(scenario_json, r["scenario"])
         r["params"] = self._shared.setdefault(self._dumps(r["params"]), r["params"])
         r["stop"] = self._shared.setdefault(self._dumps(r["stop"]), r["stop"])
-        return True
-
-    cdef bint _valid_identity(self, dict rec, tuple identity) except -1:
-        """validate_record's own check of a run identity not seen yet; remembered when valid."""
-        try:
-            self._check_identity(rec, identity[3])
-        except TraceError:
-            return False
-        if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs
-            self._identities.clear()
-        self._identities.add(identity)
         return True
 
 

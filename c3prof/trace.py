@@ -309,8 +309,9 @@ def _validate_run_identity(rec, path, lineno, scenario_text: str | bytes) -> Non
         raise _fail(path, lineno, f"run id {_short(rec['run'])} does not match its scenario/strategy/variant")
 
 
-# Scenarios (by repr, as _VALID_IDENTITIES) already found valid, and their names: the runs of a
-# scenario (one per strategy and variant) repeat it, and parsing it was most of checking a new run.
+# Scenarios already found valid (keyed by repr, as _VALID_IDENTITIES, or by exact JSON, as trace_fast),
+# and their names: the runs of a scenario (one per strategy and variant) repeat it, and parsing it was
+# most of checking a new run.
 _VALID_SCENARIOS: dict[str | bytes, str] = {}
 
 

@@ -95,13 +95,18 @@ class PlainPhases:
         return True
 
     def _valid_identity(self, rec: dict, identity: tuple) -> bool:
-        """validate_record's own check of a run identity not seen yet; remembered when valid."""
-        try:
-            self._rules.check_identity(rec, identity[3])
-        except TraceError:
-            return False
-        if len(self._identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs
-            self._identities.clear()
-        self._identities.add(identity)
-        return True
+        return remember_identity(self._identities, self._rules.check_identity, rec, identity)
 
+
+def remember_identity(identities: set, check_identity: Callable[[dict, bytes], None], rec: dict,
+                      identity: tuple) -> bool:
+    """validate_record's own check (``check_identity``) of a run identity not seen yet: True, and
+    remembered in ``identities``, when valid (also for _trace_read.PhaseAcceptor)."""
+    try:
+        check_identity(rec, identity[3])
+    except TraceError:
+        return False
+    if len(identities) >= _MAX_IDENTITIES:   # bounded: a trace may hold many runs
+        identities.clear()
+    identities.add(identity)
+    return True

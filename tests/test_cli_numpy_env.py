@@ -41,7 +41,8 @@ try:
 except SystemExit:
     pass
 assert "numpy" in sys.modules
-threads = open("/proc/self/status").read().split("Threads:")[1].split()[0] if os.path.exists("/proc/self/status") else "1"
+status = "/proc/self/status"   # Linux; elsewhere the thread count is not checked
+threads = open(status).read().split("Threads:")[1].split()[0] if os.path.exists(status) else "1"
 print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
 """
 

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 import mmap
-from operator import attrgetter, itemgetter
 from dataclasses import dataclass, field, fields
+from operator import attrgetter, itemgetter
 from typing import Callable
 
 import numpy as np
@@ -356,7 +356,6 @@ class KeptRows:
         block = self.rows[self.used:self.used + n]
         self.used += n
         return block
-
 
 
 class PendingCIs:
@@ -824,7 +823,8 @@ _medians_of, _base_medians_of = itemgetter(*_MEDIAN_KEYS), itemgetter(*_BASE_MED
 class PackedMetrics:
     """RunMetrics as columns, for the trip from a forked child to the parent (which has the runs:
     they travel as ids). Pickled as objects, 5000 runs' metrics (some 130,000 Estimates, CIs and
-    dicts) took 0.3-0.4 s to pickle and rebuild; as arrays, a few milliseconds. Estimates shared by
+    dicts) took 0.3-0.4 s to pickle and rebuild; as columns, about 0.25 s to pack and rebuild (the
+    pickle itself a few milliseconds). Estimates shared by
     several runs (a scenario's ideal speedup) are one row of the table, and one object again after.
     Floats travel as float64 with None marked apart, so every value comes back exactly."""
 
@@ -863,8 +863,9 @@ def _pack_metrics(metrics: list[RunMetrics], stores: dict[str, KeptRows]) -> Pac
     for at, est in enumerate(table):
         if est.replicates is not None and at not in kept:
             kept[at] = est.replicates
-    numbers, numbers_none = _floats([x for m in metrics for x in (*_medians_of(m.medians), *_base_medians_of(m.base_medians))],
-                                    len(_MEDIAN_KEYS) + len(_BASE_MEDIAN_KEYS))
+    numbers, numbers_none = _floats(
+        [x for m in metrics for x in (*_medians_of(m.medians), *_base_medians_of(m.base_medians))],
+        len(_MEDIAN_KEYS) + len(_BASE_MEDIAN_KEYS))
     estimates, estimates_none = _floats([x for e in table for x in (e.value, e.ci.low, e.ci.high)], 3)
     return PackedMetrics(
         runs=[(m.run.id, m.base.id if m.base is not None else None, m.reference, m.reference_note, m.paired, m.visits,

@@ -22,7 +22,7 @@ from libcpp.vector cimport vector
 
 import numpy as np
 
-from c3prof.trace_fast import remember_identity
+from c3prof.trace_fast import PHASE_FIELD_TYPES, PHASE_FIELDS, remember_identity
 
 cdef extern from "Python.h":
     bint PyFloat_CheckExact(PyObject *)
@@ -163,9 +163,9 @@ cdef object _read_only(vector[double] *values):
     return array
 
 
-# The required phase fields and their exact types, as trace_fast (its _FIELDS and _FIELD_TYPES).
-cdef tuple _PHASE_FIELDS = ("run", "scenario", "strategy", "variant", "params", "phase", "samples", "stop")
-cdef tuple _PHASE_FIELD_TYPES = (str, dict, str, str, dict, str, dict, dict)
+# The required phase fields and their exact types (trace_fast's), as tuples the loop indexes.
+cdef tuple _PHASE_FIELDS = tuple(PHASE_FIELDS)
+cdef tuple _PHASE_FIELD_TYPES = tuple(PHASE_FIELD_TYPES)
 
 
 cdef class PhaseAcceptor:
@@ -196,7 +196,7 @@ cdef class PhaseAcceptor:
         cdef dict r = <dict>rec
         if r.get("record") != "phase":
             return False
-        for i in range(8):
+        for i in range(len(_PHASE_FIELDS)):
             if type(r.get(_PHASE_FIELDS[i])) is not _PHASE_FIELD_TYPES[i]:
                 return False
         rounds, group, visit = r.get("rounds"), r.get("round_group"), r.get("visit")

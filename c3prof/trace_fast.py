@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 # The required phase fields (trace._REQUIRED["phase"]) and the exact type of each: JSON parsers make
 # no subclasses, so an exact type is what isinstance would accept, bools aside (none required here).
-_FIELDS = ("run", "scenario", "strategy", "variant", "params", "phase", "samples", "stop")
-_FIELD_TYPES = [str, dict, str, str, dict, str, dict, dict]
+PHASE_FIELDS = ("run", "scenario", "strategy", "variant", "params", "phase", "samples", "stop")
+PHASE_FIELD_TYPES = [str, dict, str, str, dict, str, dict, dict]
 # The optional fields (trace._OPTIONAL["phase"]): absent or null, or of their type (visit an int,
 # not a bool).
 _OPTIONAL = ("rounds", "round_group", "visit")
@@ -66,7 +66,7 @@ class PlainPhases:
     def accept(self, rec: dict) -> bool:
         """True: ``rec`` is a valid phase record, its samples now in the batch. False: not sure
         (nothing taken); the caller runs validate_record."""
-        if rec.get("record") != "phase" or list(map(type, map(rec.get, _FIELDS))) != _FIELD_TYPES:
+        if rec.get("record") != "phase" or list(map(type, map(rec.get, PHASE_FIELDS))) != PHASE_FIELD_TYPES:
             return False
         rounds, _, visit = optional = tuple(map(rec.get, _OPTIONAL))
         rules = self._rules

@@ -144,8 +144,6 @@ class Group:
     errors: list[dict] = field(default_factory=list)
     _round_ids: dict[tuple[str, int], int] = field(default_factory=dict)
     _round_memo: dict[tuple[str, str, bytes], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-    _round_memo_by_id: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = field(
-        default_factory=dict, repr=False, compare=False)
     round_sweep: dict[int, str] = field(default_factory=dict)   # round id -> its sweep (round_group)
     _carriers: dict[tuple[str | None, int], tuple[str, str]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -160,13 +158,9 @@ class Group:
         their ids in the order they first appear, as calling round_id on each in turn gives them.
         Every phase of every run of a scenario repeats its sweep's indices, and an index's id never
         changes once given, so the answer is kept per (sweep, indices) and a repeat is one lookup."""
-        same = self._round_memo_by_id.get((round_group, id(indices)))
-        if same is not None and same[0] is indices:   # the very array asked before (_rounds_array shares them)
-            return same[1]
         key = (round_group, indices.dtype.str, indices.tobytes())
         known = self._round_memo.get(key)
         if known is not None:
-            self._remember(round_group, indices, known)
             return known
         distinct, first, inverse = np.unique(indices, return_index=True, return_inverse=True)
         ids = np.empty(distinct.size, dtype=np.int64)
@@ -175,14 +169,7 @@ class Group:
         out = ids[inverse.reshape(-1)]
         out.flags.writeable = False   # shared by every phase with these indices
         self._round_memo[key] = out
-        self._remember(round_group, indices, out)
         return out
-
-    def _remember(self, round_group: str, indices: np.ndarray, ids: np.ndarray) -> None:
-        """round_ids' answer for this very (read-only) array, found by identity next time: the entry
-        holds the array, so its id is not reused while the entry lives."""
-        if not indices.flags.writeable:
-            self._round_memo_by_id[(round_group, id(indices))] = (indices, ids)
 
     @property
     def machine(self) -> dict:
@@ -277,7 +264,7 @@ class PhaseData:
 def _phase_data(phase, median: float | None = None, rounds_seen: dict[tuple, np.ndarray] | None = None) -> PhaseData:
     """``median``: of the phase's total_ms, when the caller has it already (_medians).
     ``rounds_seen``: round lists already made arrays (every phase of a scenario's runs repeats its
-    list): equal lists share one read-only array, which Group.round_ids then knows by identity."""
+    list): equal lists share one read-only array instead of each making its own."""
     series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")

@@ -54,6 +54,7 @@ from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DE
                                    paired_medians, percentile_ci, percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL,
                                    ROW_RATIO, ROW_SAME, rng_for, row_intervals, row_intervals_apply, sorted_by_length,
                                    sorted_median, sorted_row_medians)
+from c3prof.trace import PHASES
 
 
 @dataclass(frozen=True)
@@ -577,6 +578,8 @@ _METRIC_NAMES = {"T_g": ("gemm", "total_ms"), "T_c": ("comm", "total_ms"), "T_s"
                  "T_cc": ("concurrent", "total_ms"), "T_g_cc": ("concurrent", "gemm_ms"),
                  "T_c_cc": ("concurrent", "comm_ms")}
 METRIC_SERIES = tuple(_METRIC_NAMES.values())
+# The base run's medians a RunMetrics keeps (the ideal speedup's inputs).
+_BASE_MEDIAN_KEYS = ("T_g", "T_c", "T_s")
 
 
 def _medians(bank: SeriesBank, run: MergedRun) -> dict[str, Series | None]:
@@ -638,11 +641,11 @@ def run_metrics(run: MergedRun, base: MergedRun | None, bank: SeriesBank, base_n
     metrics = RunMetrics(
         run=run, base=base, reference=ref, reference_note=note, gemm_drift=drift, paired=paired, visits=bank.visits,
         medians={k: (v.median if v else None) for k, v in own.items()},
-        base_medians={k: (b[k].median if b[k] else None) for k in ("T_g", "T_c", "T_s")},
+        base_medians={k: (b[k].median if b[k] else None) for k in _BASE_MEDIAN_KEYS},
         ideal=p_ideal, realized=p_realized, fraction=p_fraction,
         own_ideal=own_ideal, own_realized=own_realized, own_fraction=own_fraction,
         gemm_slowdown=gemm_sd, comm_slowdown=comm_sd, overlap=overlap,
-        n_reps={p: run.n_reps(p) for p in ("gemm", "comm", "serial", "concurrent")},
+        n_reps={p: run.n_reps(p) for p in PHASES},
         by_visit=_visit_fractions(run, base if base is not None else run, bank.visit_rounds),
     )
     if not bank.defer_cis:
@@ -810,11 +813,9 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
     return out
 
 
-# The RunMetrics fields that hold an Estimate, and the keys of its medians, base medians and n_reps.
+# The RunMetrics fields that hold an Estimate, and the keys of its medians.
 _ESTIMATE_FIELDS = tuple(f.name for f in fields(RunMetrics) if f.type == "Estimate")
 _MEDIAN_KEYS = tuple(_METRIC_NAMES)
-_BASE_MEDIAN_KEYS = ("T_g", "T_c", "T_s")
-_PHASES = ("gemm", "comm", "serial", "concurrent")
 _estimates_of = attrgetter(*_ESTIMATE_FIELDS)
 _medians_of, _base_medians_of = itemgetter(*_MEDIAN_KEYS), itemgetter(*_BASE_MEDIAN_KEYS)
 
@@ -824,14 +825,14 @@ class PackedMetrics:
     """RunMetrics as columns, for the trip from a forked child to the parent (which has the runs:
     they travel as ids). Pickled as objects, 5000 runs' metrics (some 130,000 Estimates, CIs and
     dicts) took 0.3-0.4 s to pickle and rebuild; as columns, about 0.25 s to pack and rebuild (the
-    pickle itself a few milliseconds). Estimates shared by
-    several runs (a scenario's ideal speedup) are one row of the table, and one object again after.
+    pickle itself a few milliseconds). Estimates shared by several runs (a scenario's ideal speedup)
+    are one row of the table, and one object again after.
     Floats travel as float64 with None marked apart, so every value comes back exactly."""
 
     runs: list[tuple]              # per run: (id, base id, reference, note, paired, visits, by_visit)
     numbers: np.ndarray            # (runs, 6 + 3): medians, then base medians (NaN where None)
     numbers_none: np.ndarray       # which of those are None
-    n_reps: np.ndarray             # (runs, 4) repetitions per phase (_PHASES)
+    n_reps: np.ndarray             # (runs, 4) repetitions per phase (trace.PHASES)
     which: np.ndarray              # (runs, len(_ESTIMATE_FIELDS)): each field's row in the estimate table
     estimates: np.ndarray          # (estimates, 3): value, CI low, CI high (NaN where None)
     estimates_none: np.ndarray     # which of those are None
@@ -871,7 +872,7 @@ def _pack_metrics(metrics: list[RunMetrics], stores: dict[str, KeptRows]) -> Pac
         runs=[(m.run.id, m.base.id if m.base is not None else None, m.reference, m.reference_note, m.paired, m.visits,
                m.by_visit) for m in metrics],
         numbers=numbers, numbers_none=numbers_none,
-        n_reps=np.array([[m.n_reps[p] for p in _PHASES] for m in metrics], dtype=np.int64).reshape(-1, len(_PHASES)),
+        n_reps=np.array([[m.n_reps[p] for p in PHASES] for m in metrics], dtype=np.int64).reshape(-1, len(PHASES)),
         which=np.array([row_of[id(est)] for est in flat], dtype=np.int64).reshape(-1, len(_ESTIMATE_FIELDS)),
         estimates=estimates, estimates_none=estimates_none, reasons=[e.ci.reason for e in table], kept=kept)
 
@@ -889,7 +890,7 @@ def _unpack_metrics(group: Group, packed: PackedMetrics, stores: dict[str, KeptR
         out.append(RunMetrics(
             run=group.runs[rid], base=group.runs[bid] if bid is not None else None, reference=reference,
             reference_note=note, medians=dict(zip(_MEDIAN_KEYS, numbers[:n_medians])),
-            base_medians=dict(zip(_BASE_MEDIAN_KEYS, numbers[n_medians:])), n_reps=dict(zip(_PHASES, n_reps)),
+            base_medians=dict(zip(_BASE_MEDIAN_KEYS, numbers[n_medians:])), n_reps=dict(zip(PHASES, n_reps)),
             paired=paired, visits=visits, by_visit=by_visit,
             **{name: table[at] for name, at in zip(_ESTIMATE_FIELDS, which)}))
     return out

@@ -97,7 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
     ana.add_argument("-j", "--jobs", type=_jobs, default=AUTO, metavar="N|auto",
-                     help="processes sharing the bootstrap (the report is the same for any N); faster on a large "
+                     help="processes sharing the analysis (the bootstrap, and the strategy summary beside the "
+                          "rest; the report is the same for any N); faster on a large "
                           f"trace when cores are idle. auto (the default): one per usable CPU (at most 4) for a "
                           f"group of {AUTO_MIN_RUNS}+ runs, else 1")
     fig = parser.add_argument_group("figures and Perfetto")

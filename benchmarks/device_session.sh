@@ -59,6 +59,14 @@ for s in "$@"; do
       # The same without pinning (report -j auto then uses up to 4 of the host's 16 CPUs).
       [ -n "$ALSO_JOBS" ] && step bench_report_unpinned python3 benchmarks/bench_report.py --rounds --also-jobs "$ALSO_JOBS" --repeat 3 --json "$OUT/bench_report_rounds_unpinned.json"
       step bench_report_figures python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_figures.json" ;;
+    # --figures on $FIGURES_TRACE, side by side with $BASELINE_TREE, on 2 and on 4 pinned cores; then
+    # the figure worker's tests, and one report with Python's DeprecationWarnings shown (the worker
+    # forks its helpers: Python 3.12+ warns on forking a process that has threads).
+    bench-figures)
+      step bench_report_figures python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 7 --json "$OUT/bench_report_figures.json"
+      step bench_report_figures_4cpus python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1,2,3 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_figures_4cpus.json"
+      step figure_worker_tests python3 -m pytest -q -p no:cacheprovider -rw tests/test_figure_worker.py
+      step figures_warnings python3 -W default::DeprecationWarning -m c3prof report "$FIGURES_TRACE" -q --figures /tmp/figures_warnings ;;
     kineto) step kineto python3 tests/data/record_kineto_trace.py --out "$OUT" ;;
     *) echo "unknown step $s"; exit 2 ;;
   esac

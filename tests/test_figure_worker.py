@@ -1,8 +1,8 @@
 """Figures drawn in worker processes (c3prof.figures.worker) and ``--figure-formats``.
 
-The workers are forked from the test process, so a figure function replaced here (monkeypatch,
-after its module is imported) is the one a worker runs: that is how a failing or dying figure job
-is simulated. Errors must come back as one line on stderr, with the exit status of c3prof.cli
+The worker is forked from the test process and its helpers from the worker, so a figure function
+replaced here (monkeypatch, after its module is imported) is the one a worker or helper runs: that
+is how a failing or dying figure job is simulated. Errors must come back as one line on stderr, with the exit status of c3prof.cli
 (2 for a C3profError or a dead worker, 1 for a bug), no traceback (capfd: the workers write to
 the same file descriptors) and no figures directory or temporary directory left behind.
 """
@@ -21,7 +21,7 @@ from c3prof.cli import build_parser, main
 from c3prof.errors import C3profError
 from c3prof.figures import write_figures
 from c3prof.figures.formats import parse
-from c3prof.figures.worker import FigurePool, default_workers
+from c3prof.figures.worker import FigurePool, default_drawers, draw_in_helpers
 from c3prof.report.build import build_report
 from c3prof.report.cli import _load, _settings
 
@@ -107,7 +107,7 @@ def test_pool_returns_every_path_in_job_order():
     with FigurePool(2) as pool:
         assert pool.draw(jobs) == [Path("a.png"), Path("b.png"), Path("c.png")]
     assert FigurePool(0).start().draw(jobs) == [Path("a.png"), Path("b.png"), Path("c.png")]  # in this process
-    assert 1 <= default_workers() <= 4
+    assert 1 <= default_drawers() <= 4
 
 
 def test_pool_draws_here_when_fork_is_refused(monkeypatch):
@@ -123,6 +123,64 @@ def test_pool_draws_here_when_fork_is_refused(monkeypatch):
 def _here() -> list[Path]:
     """A stand-in job that says which process ran it."""
     return [Path(str(os.getpid()))]
+
+
+def _meet(folder: str, name: str, others: int) -> list[Path]:
+    """A stand-in job that says which process ran it, once ``others`` more such jobs run at the same
+    time (each leaves a file in ``folder`` and waits for the others'): it never returns if one process
+    ran them one after the other."""
+    import time
+
+    Path(folder, name).touch()
+    deadline = time.monotonic() + 60
+    while len(list(Path(folder).iterdir())) <= others:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"job {name}: the other jobs never ran beside it")
+        time.sleep(0.01)
+    return [Path(str(os.getpid()))]
+
+
+def test_helpers_forked_from_the_worker_draw_at_the_same_time(tmp_path):
+    """With 2 drawers, two jobs run at once, in two processes that are neither this one nor the warm
+    worker (helpers forked from it), and the paths come back in job order."""
+    with FigurePool(2) as pool:
+        worker = pool.draw([(__name__, "_here", ())])[0]   # one job: the worker draws it itself
+        pids = pool.draw([(__name__, "_meet", (str(tmp_path), "a", 1)), (__name__, "_paths", ("x.png",)),
+                          (__name__, "_meet", (str(tmp_path), "b", 1))])
+    assert pids[1] == Path("x.png")
+    helpers = {str(pids[0]), str(pids[2])}
+    assert len(helpers) == 2 and not helpers & {str(worker), str(os.getpid())}
+
+
+def test_worker_draws_itself_when_it_cannot_fork_helpers(monkeypatch):
+    """The first fork (the worker's) succeeds, every later one (in the worker: its helpers') is refused:
+    the worker then draws every job itself."""
+    real_fork, forked = os.fork, []
+
+    def fork_once():
+        if forked:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        forked.append(True)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    with FigurePool(2) as pool:
+        pids = pool.draw([(__name__, "_here", ()), (__name__, "_paths", ("a.png",)), (__name__, "_here", ())])
+    assert pids[1] == Path("a.png") and pids[0] == pids[2] != Path(str(os.getpid()))
+
+
+def test_helper_errors_come_back_as_the_workers():
+    """In the worker's helpers: a job's error keeps its type; a helper that dies breaks the helpers' pool,
+    which the caller names."""
+    with FigurePool(1) as pool:   # draw_in_helpers as a job of the warm worker
+        with pytest.raises(C3profError, match="gif is not one of"):
+            pool.draw([(__name__, "_paths", ()), ("c3prof.figures.worker", "draw_in_helpers",
+                                                  ([("c3prof.figures.formats", "parse", ("gif",))], 2))])
+    assert draw_in_helpers([(__name__, "_paths", ("a.png",)), (__name__, "_paths", ("b.png",))], 2) == [
+        Path("a.png"), Path("b.png")]
+    with FigurePool(2) as pool:
+        with pytest.raises(C3profError, match="a figure process ended unexpectedly"):
+            pool.draw([(__name__, "_paths", ()), ("os", "_exit", (3,))])
 
 
 def test_pool_reraises_a_job_error():
@@ -182,19 +240,35 @@ def _state(pid: int) -> str | None:
         return None
 
 
+def _pid_then_wait(folder: str) -> list[Path]:
+    """A stand-in job that leaves its pid in ``folder`` and then waits (for a parent that never comes back)."""
+    import time
+
+    Path(folder, str(os.getpid())).touch()
+    time.sleep(120)
+    return []
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
 def test_workers_end_when_their_parent_is_killed(tmp_path):
-    """A parent killed abruptly (no shutdown) must not leave idle workers waiting forever."""
+    """A parent killed abruptly (no shutdown) must not leave its worker waiting for jobs forever, nor
+    the worker's helpers (here killed while they draw)."""
     import subprocess
     import sys
     import time
 
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
     code = f"""
-import os, sys
+import os, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from c3prof.figures.worker import FigurePool
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from c3prof.figures.worker import FigurePool, draw_in_helpers
 pool = FigurePool(2).start()
-pool.draw([("os.path", "split", ("a/b",))])  # the workers are up
+pool.draw([("os.path", "split", ("a/b",))])  # the worker is up
+pool._executor.submit(draw_in_helpers, [("test_figure_worker", "_pid_then_wait", ({str(pids_dir)!r},))] * 2, 2)
+while len(os.listdir({str(pids_dir)!r})) < 2:
+    time.sleep(0.01)
 print(" ".join(str(p) for p in pool._executor._processes), flush=True)
 os._exit(0)  # no shutdown, no atexit: as if killed
 """
@@ -202,8 +276,8 @@ os._exit(0)  # no shutdown, no atexit: as if killed
     with open(out, "w") as o, open(err, "w") as e:  # files, not pipes: a stray worker would hold a pipe open
         rc = subprocess.run([sys.executable, "-c", code], stdout=o, stderr=e, timeout=120).returncode
     assert rc == 0, err.read_text()
-    pids = [int(p) for p in out.read_text().split()]
-    assert len(pids) == 2
+    pids = [int(p) for p in out.read_text().split()] + [int(p.name) for p in pids_dir.iterdir()]
+    assert len(pids) == 3   # the worker and its two helpers
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and any(_state(p) not in (None, "Z") for p in pids):
         time.sleep(0.1)
@@ -213,15 +287,10 @@ os._exit(0)  # no shutdown, no atexit: as if killed
     assert not alive
 
 
-@pytest.mark.parametrize("usable, machine, load, workers", [
-    (2, 2, 0.1, 2), (2, 2, 1.0, 1), (2, 2, 3.0, 1),      # all the machine's CPUs: its load counts whole
-    (2, 16, 1.0, 2), (2, 16, 12.0, 1),                    # 2 of 16 CPUs: their share of the load
-    (16, 16, 0.0, 4),                                     # at most MAX_WORKERS
-])
-def test_default_workers_counts_the_idle_cpus_of_this_process(usable, machine, load, workers, monkeypatch):
+@pytest.mark.parametrize("usable, drawers", [(1, 1), (2, 2), (3, 3), (16, 4)])   # at most MAX_DRAWERS
+def test_default_drawers_is_one_per_cpu_of_this_process_whatever_the_load(usable, drawers, monkeypatch):
     from c3prof.figures import worker
 
     monkeypatch.setattr(worker, "available_cpus", lambda: usable)
-    monkeypatch.setattr(worker.os, "cpu_count", lambda: machine)
-    monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))
-    assert worker.default_workers() == workers
+    monkeypatch.setattr(worker.os, "getloadavg", lambda: (9.0, 9.0, 9.0), raising=False)
+    assert worker.default_drawers() == drawers

@@ -11,7 +11,7 @@ from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, analyze_group
-from c3prof.analysis.strategies import _replication_interval, joint_repeat_intervals, repeat_interval
+from c3prof.analysis.strategies import _replication_interval, joint_repeat_intervals, repeat_interval, t_quantile
 from c3prof.analysis.stats import CI, draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
@@ -236,3 +236,40 @@ def test_the_joint_band_holds_all_of_a_repeats_strategy_means_in_95_percent():
     all_one, all_both = (gap <= widen * half[:, 1]).all(axis=1), (gap[:, None] <= widen * half).all(axis=(1, 2))
     assert 0.78 < per_one.mean() < 0.84 and 0.65 < per_both.mean() < 0.72
     assert 0.94 < all_one.mean() < 0.96 and 0.88 < all_both.mean() < 0.93
+
+
+def test_t_quantile_is_scipys_without_importing_scipy():
+    """The replication and repeat intervals' Student t quantile (no scipy import in a report) against
+    scipy's, over the degrees of freedom a capture's visits give and well beyond, and the confidences
+    the intervals ask (0.5 + c/2, and Bonferroni's 1 - alpha/2k) among a grid of others."""
+    from scipy.special import stdtrit
+
+    # (Not within 1e-9 of 0.5, where scipy's own is off by up to 3e-8 from the true, nearly 0, value.)
+    ps = np.concatenate([np.linspace(1e-4, 1 - 1e-4, 60), [0.975, 0.99375, 0.995, 0.9995]])
+    for df in [*range(1, 70), 99, 100, 255]:
+        ours = np.array([t_quantile(float(p), df) for p in ps])
+        np.testing.assert_allclose(ours, stdtrit(df, ps), rtol=1e-11, atol=1e-13, err_msg=f"df={df}")
+        assert t_quantile(0.5, df) == 0.0
+    assert t_quantile(0.975, 3) == pytest.approx(3.182446305284263, rel=1e-12)   # the textbook 3.182
+    for p, df in ((0.0, 3), (1.0, 3), (0.9, 0), (0.9, 2.0), (0.9, True)):
+        with pytest.raises(ValueError, match="t_quantile"):
+            t_quantile(p, df)
+
+
+def test_a_report_of_visits_does_not_import_scipy(tmp_path):
+    """A report of a capture of several visits (the replication interval's t quantile) in a fresh
+    process: scipy is never imported (its import was a quarter of such a report)."""
+    import subprocess
+    import sys
+
+    from report_helpers import ROOT
+
+    code = ("import sys; from c3prof.cli import main; "
+            f"rc = main(['report', {str(ROOT / 'tests' / 'data' / 'h200_default_visits.jsonl')!r}, '-q', '-j', '1', "
+            f"'--json', {str(tmp_path / 'r.json')!r}]); "
+            "print(rc, sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split(maxsplit=1) == ["0", "[]\n"] or out.stdout.strip() == "0 []", out.stdout + out.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert any(r.get("ci_suite_method", "").startswith("replication") or "visit" in r.get("ci_suite_method", "")
+               for r in report["strategies"]), [r.get("ci_suite_method") for r in report["strategies"]]

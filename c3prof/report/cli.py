@@ -228,11 +228,11 @@ def run(args) -> int:
     if not args.figures:
         return _run(args, settings, files, outputs, None)
     from c3prof.figures.jobs import MODULES
-    from c3prof.figures.worker import FigurePool, default_workers
+    from c3prof.figures.worker import FigurePool, default_drawers
 
-    # Started before the traces are read: the workers import matplotlib meanwhile, then draw
-    # several figures at once.
-    with FigurePool(default_workers(), preload=MODULES) as figures:
+    # Started before the traces are read: the worker imports matplotlib meanwhile, then it and the
+    # helpers it forks draw several figures at once.
+    with FigurePool(default_drawers(), preload=MODULES) as figures:
         return _run(args, settings, files, outputs, figures)
 
 

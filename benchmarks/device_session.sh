@@ -57,7 +57,7 @@ for s in "$@"; do
         step "bench_report_$layout" python3 benchmarks/bench_report.py "${flag[@]}" --cpus 0,1 --baseline-tree "$BASELINE_TREE" ${ALSO_JOBS:+--also-jobs "$ALSO_JOBS"} --repeat 5 --json "$OUT/bench_report_$layout.json"
       done
       # The same without pinning (report -j auto then uses up to 4 of the host's 16 CPUs).
-      [ -n "$ALSO_JOBS" ] && step bench_report_unpinned python3 benchmarks/bench_report.py --rounds --also-jobs "$ALSO_JOBS" --repeat 3 --json "$OUT/bench_report_rounds_unpinned.json"
+      [ -n "${ALSO_JOBS:-}" ] && step bench_report_unpinned python3 benchmarks/bench_report.py --rounds --also-jobs "$ALSO_JOBS" --repeat 3 --json "$OUT/bench_report_rounds_unpinned.json"
       step bench_report_figures python3 benchmarks/bench_report.py --figures "$FIGURES_TRACE" --cpus 0,1 --baseline-tree "$BASELINE_TREE" --repeat 5 --json "$OUT/bench_report_figures.json" ;;
     # --figures on $FIGURES_TRACE, side by side with $BASELINE_TREE, on 2 and on 4 pinned cores; then
     # the figure worker's tests, and one report with Python's DeprecationWarnings shown (the worker

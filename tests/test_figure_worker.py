@@ -2,9 +2,10 @@
 
 The worker is forked from the test process and its helpers from the worker, so a figure function
 replaced here (monkeypatch, after its module is imported) is the one a worker or helper runs: that
-is how a failing or dying figure job is simulated. Errors must come back as one line on stderr, with the exit status of c3prof.cli
-(2 for a C3profError or a dead worker, 1 for a bug), no traceback (capfd: the workers write to
-the same file descriptors) and no figures directory or temporary directory left behind.
+is how a failing or dying figure job is simulated. Errors must come back as one line on stderr,
+with the exit status of c3prof.cli (2 for a C3profError or a dead worker, 1 for a bug), no
+traceback (capfd: the workers write to the same file descriptors) and no figures directory or
+temporary directory left behind.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from scipy.stats import t as student_t
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.speedup import BootstrapSettings, SeriesBank, analyze_group
-from c3prof.analysis.strategies import _replication_interval, joint_repeat_intervals, repeat_interval, t_quantile
+from c3prof.analysis.strategies import (SUITE_CI_REPLICATION, _replication_interval, joint_repeat_intervals,
+                                         repeat_interval, t_quantile)
 from c3prof.analysis.stats import CI, draw_round_counts, draw_visit_picks, draw_visit_round_counts, round_resampled_medians
 from c3prof.plan.strategies import plan_runs
 from c3prof.scenarios import load_suite
@@ -269,7 +270,7 @@ def test_a_report_of_visits_does_not_import_scipy(tmp_path):
             f"'--json', {str(tmp_path / 'r.json')!r}]); "
             "print(rc, sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.split(maxsplit=1) == ["0", "[]\n"] or out.stdout.strip() == "0 []", out.stdout + out.stderr
-    report = json.loads((tmp_path / "r.json").read_text())
-    assert any(r.get("ci_suite_method", "").startswith("replication") or "visit" in r.get("ci_suite_method", "")
-               for r in report["strategies"]), [r.get("ci_suite_method") for r in report["strategies"]]
+    assert out.stdout.strip() == "0 []", out.stdout + out.stderr
+    replicated = [r for r in json.loads((tmp_path / "r.json").read_text())["strategies"]
+                  if r["ci_suite_method"] == SUITE_CI_REPLICATION.format(v=len(r["mean_fraction_by_visit"] or ()))]
+    assert replicated and all(r["mean_fraction_pi_repeat_all"] for r in replicated if r["selection"] == "default")

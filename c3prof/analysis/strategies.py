@@ -33,7 +33,6 @@ the mean but are listed under ``above_ideal`` so a reader can check them.
 from __future__ import annotations
 
 import math
-
 from statistics import NormalDist
 
 import numpy as np
@@ -195,8 +194,9 @@ def joint_repeat_intervals(rows: list[dict], confidence: float) -> None:
 def t_quantile(p: float, df: int) -> float:
     """Student's t quantile for an integer number of degrees of freedom: what ``scipy.stats.t.ppf(p,
     df)`` (``scipy.special.stdtrit(df, p)``) gives, within 1e-11 relative for p in [1e-4, 1 - 1e-4]
-    (tests/test_visits.py compares them), without importing scipy: scipy.special's import took 0.25-0.34 s, a quarter of a
-    report of the default suite's four visits (this is that report's only use of scipy).
+    (tests/test_visits.py compares them), without importing scipy: scipy.special's import took
+    0.25-0.34 s, a quarter of a report of the default suite's four visits (this is that report's only
+    use of scipy).
 
     The inverse of the exact distribution function for integer ``df`` (Abramowitz and Stegun 26.7.3
     and 26.7.4: P(|T| <= t) is a finite series in theta = atan(t / sqrt(df))), found by bisecting

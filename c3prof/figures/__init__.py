@@ -17,8 +17,9 @@
 
 Figures use the Figure API directly (not pyplot), so no global backend is switched and nothing
 opens a window. PNG by default; ``formats`` (``--figure-formats``) adds pdf and svg. The CLI draws
-them in worker processes started before the report is computed (c3prof.figures.worker), so
-matplotlib's import overlaps the statistics and several figures are drawn at once.
+them in a worker process started before the report is computed and in helpers it forks then
+(c3prof.figures.worker), so matplotlib's import overlaps the statistics and several figures are
+drawn at once.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What ``report --figures`` draws, as a list of jobs for c3prof.figures.worker (no matplotlib here).
 
 Each job names a figure function and its arguments; the caller (which never imports matplotlib)
-hands the list to a FigurePool, whose workers draw several figures at once, or runs it in its own
-process (``c3prof.figures.write_figures``). Jobs are listed costliest first, so that two workers
-finish at about the same time; the timeline's run is chosen here (a bad ``--timeline-run`` is
+hands the list to a FigurePool, whose worker's helpers draw several figures at once, or runs it in
+its own process (``c3prof.figures.write_figures``). Jobs are listed costliest first, so that two
+drawers finish at about the same time; the timeline's run is chosen here (a bad ``--timeline-run`` is
 refused before anything is drawn) and only that run is sent to a worker.
 """
 

@@ -743,6 +743,11 @@ def auto_jobs(n_runs: int) -> int:
     return max(1, min(MAX_AUTO_JOBS, forked.available_cpus()))
 
 
+def resolve_jobs(jobs: int, n_runs: int) -> int:
+    """The processes ``jobs`` (a count, or AUTO) asks for ``n_runs`` complete runs."""
+    return auto_jobs(n_runs) if jobs == AUTO else jobs
+
+
 def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetrics]:
     """Metrics of every complete run of a group, scenario by scenario (first-appearance order).
 
@@ -753,8 +758,7 @@ def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetr
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
     names = list(by_scenario)
-    if jobs == AUTO:
-        jobs = auto_jobs(sum(len(runs) for runs in by_scenario.values()))
+    jobs = resolve_jobs(jobs, sum(len(runs) for runs in by_scenario.values()))
     if jobs < 2 or len(names) < 2:
         return _analyze_scenarios(group, bank, by_scenario, names)
     if not forked.can_fork():

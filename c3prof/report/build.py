@@ -5,9 +5,8 @@ Every output (terminal table, JSON, CSV, figures) renders this one dict, so they
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 from c3prof import __version__
 from c3prof.analysis import falsification as fals
@@ -16,7 +15,7 @@ from c3prof.analysis import interference
 from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path
 from c3prof.analysis.speedup import (AUTO, BootstrapSettings, Estimate, RunMetrics, SeriesBank, analyze_group,
-                                     auto_jobs)
+                                     resolve_jobs)
 from c3prof.analysis.stats import MIN_REPS
 from c3prof.analysis.counters import perturbation_summary
 from c3prof.analysis.strategies import CI_METHOD, DEFAULT_MIN_IDEAL, strategy_order, summarize_strategies
@@ -178,17 +177,15 @@ def _strip(rec: dict) -> dict:
     return out
 
 
-@contextmanager
-def _strategies_beside(jobs: int, n_runs: int) -> Iterator[Callable[[Callable[[], list[dict]]], forked.Later]]:
+def _strategies_beside(jobs: int, n_runs: int) -> Callable[[Callable[[], list[dict]]], forked.Later]:
     """How build_report runs the strategy summary: in a forked child (forked.in_background) when
-    ``jobs`` allows more than one process for these runs (for AUTO, speedup.auto_jobs decides), else
-    here, at once. The same rows either way: every draw comes from a generator keyed by the row's
-    names. The child's compiled kernels keep all their threads: this process's share meanwhile is
-    Python on one core, and done first."""
-    if (auto_jobs(n_runs) if jobs == AUTO else jobs) < 2 or not forked.can_fork():
-        yield lambda work: forked.Later.done(work())
-    else:
-        yield forked.in_background
+    ``jobs`` allows more than one process for these runs (speedup.resolve_jobs), else here, at once.
+    The same rows either way: every draw comes from a generator keyed by the row's names. The
+    child's compiled kernels keep all their threads: this process's share meanwhile is Python on
+    one core, and done first."""
+    if resolve_jobs(jobs, n_runs) < 2 or not forked.can_fork():
+        return lambda work: forked.Later.done(work())
+    return forked.in_background
 
 
 def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> dict:
@@ -216,18 +213,18 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         strat_order = {s: i for i, s in enumerate(strategy_order(group))}
         ordered = sorted(metrics, key=lambda m: (scen_order[m.run.name], strat_order.get(m.run.strategy, 99),
                                                  group.variant_order[m.run.strategy].index(m.run.variant)))
-        with _strategies_beside(settings.jobs, len(ordered)) as beside:
-            # The strategy summary (about a fifth of a large report, mostly compiled resampling) in a
-            # forked child while the per-run rows, falsification and interference are computed here.
-            summary = beside(lambda: summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
-            for m in ordered:
-                own = (m.medians["T_g"], m.medians["T_c"])
-                base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
-                t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
-                report["results"].append(_result(group, m, t, settings.min_ideal))
-            report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
-            dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence)
-            report["strategies"].extend(summary.result())
+        beside = _strategies_beside(settings.jobs, len(ordered))
+        # The strategy summary (about a fifth of a large report, mostly compiled resampling) in a
+        # forked child while the per-run rows, falsification and interference are computed here.
+        summary = beside(lambda: summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
+        for m in ordered:
+            own = (m.medians["T_g"], m.medians["T_c"])
+            base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
+            t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
+            report["results"].append(_result(group, m, t, settings.min_ideal))
+        report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
+        dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence)
+        report["strategies"].extend(summary.result())
         if dose["arms"]:
             report["interference"].append(dose)
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))

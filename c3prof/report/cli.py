@@ -230,8 +230,8 @@ def run(args) -> int:
     from c3prof.figures.jobs import MODULES
     from c3prof.figures.worker import FigurePool, default_drawers
 
-    # Started before the traces are read: the worker imports matplotlib meanwhile, then it and the
-    # helpers it forks draw several figures at once.
+    # Started before the traces are read: the worker imports matplotlib meanwhile, then draws the
+    # figures itself (one CPU) or through helpers it forks, several at once.
     with FigurePool(default_drawers(), preload=MODULES) as figures:
         return _run(args, settings, files, outputs, figures)
 

@@ -20,6 +20,7 @@ Exit status 0 when every trace matches, 1 otherwise (the first differing line is
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -71,6 +72,28 @@ def first_difference(a: str, b: str) -> str:
     return f"lengths differ ({len(a)} vs {len(b)} characters)"
 
 
+def first_json_difference(a: bytes, b: bytes) -> str:
+    """Where two JSON reports first differ, as a key path (the report is one line: a line number
+    says nothing); first_difference's lines when either does not parse."""
+    try:
+        x, y = json.loads(a), json.loads(b)
+    except ValueError:
+        return first_difference(a.decode(), b.decode())
+    path: list[str] = []
+    while True:
+        if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys():
+            key = next((k for k in x if x[k] != y[k]), None)
+        elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            key = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), None)
+        else:
+            break
+        if key is None:
+            return "the same values, written differently"
+        path.append(str(key))
+        x, y = x[key], y[key]
+    return f"at /{'/'.join(path)}:\n    baseline: {json.dumps(x)[:200]}\n    worktree: {json.dumps(y)[:200]}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("traces", nargs="*", type=Path, help="default: tests/data/*.jsonl")
@@ -91,7 +114,7 @@ def main() -> int:
                     failed += 1
                     print(f"DIFFERS {trace.name} ({label}): {', '.join(what)}")
                     if "JSON" in what:
-                        print("  " + first_difference(ref[2].decode(), ours[2].decode()))
+                        print("  " + first_json_difference(ref[2], ours[2]))
                     elif "terminal output" in what:
                         print("  " + first_difference(ref[1], ours[1]))
                 else:

@@ -33,8 +33,10 @@ STAGES = [
     (build, "analyze_group", "analyze"), (speedup.SeriesBank, "plan_scenarios", "  plan_rounds"),
     (speedup.SeriesBank, "draw", "  draw"), (speedup, "run_metrics", "  run_metrics"),
     (speedup.PendingCIs, "flush", "  intervals"), (build.tax, "classify_run", "taxonomy"),
-    (build, "_result", "result_rows"), (build, "summarize_strategies", "strategies"),
-    (build.forked.Later, "result", "strategies_wait"),   # the summary computed beside (report -j): waiting for it
+    (build, "_result", "result_rows"),
+    # The strategy summary's rows left when this process's other work is done: those the forked
+    # child has not taken, computed here, then the wait for the child's (report -j).
+    (build._StrategiesBeside, "result", "strategies_rest"), (build.forked.Later, "result", "  strategies_wait"),
     (build.fals, "falsify", "falsification"), (build.interference, "dose_response", "interference"),
     (json_out, "write_json", "json"),
 ]

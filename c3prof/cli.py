@@ -25,6 +25,7 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Mapping
 
 from c3prof import __version__
 from c3prof.errors import C3profError
@@ -57,15 +58,26 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 class _Parser(argparse.ArgumentParser):
+    # The subcommands' parsers by name (build_parser): an unknown argument is reported by its subcommand.
+    commands: Mapping[str, argparse.ArgumentParser] = {}
+
     def error(self, message):
         """Bad arguments: one line (not the usage block), exit status 2."""
         message = " ".join(message.split())
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+EXAMPLES = """examples:
+  c3prof report tests/data/h200_default_proc2_t.jsonl --figures out/figures   # a recorded H200 capture, no GPU
+  c3prof capture --suite smoke -o out/smoke.jsonl        # needs a GPU (the capture extra)
+  c3prof ingest tests/data/h200_kineto_c3overlap.json.gz -o out/ingest
+  c3prof COMMAND --help                                  # each command's options and examples
+"""
+
+
+def build_parser(only: str | None = None) -> _Parser:
     parser = _Parser(prog="c3prof", description="Profile concurrent computation and communication (C3) on GPUs.",
-                     formatter_class=HelpFormatter)
+                     formatter_class=HelpFormatter, epilog=EXAMPLES)
     parser.add_argument("--version", action="version", version=f"c3prof {__version__}")
     parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -73,6 +85,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
         if only is None or only == name:
             importlib.import_module(module).add_arguments(p)
+    parser.commands = sub.choices
     return parser
 
 
@@ -91,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         parser = build_parser(only=chosen)
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:   # refused by the chosen subcommand's parser: its name in the message, as for its other errors
+            parser.commands.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
         if not args.command:
             parser.print_help()
             return 2

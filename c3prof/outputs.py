@@ -7,6 +7,7 @@ work, and ``check_outputs`` refuses (one line, exit 2) when
   hard link: same ``st_dev``/``st_ino``), or an output directory holds an input;
 - two outputs of the same command resolve to the same path, or one lies inside the other;
 - an output file path is an existing directory or a special file, or an output directory path is a file;
+- an output other than ``--json`` is ``-`` (standard output: only the JSON goes there);
 - an output directory exists and holds files this output would not write (a re-run replaces the
   whole set of its own files; a directory with anything else in it is not ours to replace).
 
@@ -22,6 +23,7 @@ import fnmatch
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,9 +82,11 @@ def _check_shape(out: Output) -> None:
         foreign = sorted(name for name in os.listdir(out.path)
                          if not any(fnmatch.fnmatchcase(name, p) for p in out.patterns))
         if foreign:
-            raise C3profError(f"{out.flag} {out.path}: directory holds files c3prof did not write there "
-                              f"({', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''}); "
-                              f"choose a new or empty directory")
+            # Not "files c3prof did not write": an earlier run's nested output (ingest -o out
+            # --figures out/figures, then ingest -o out) is ours, but this run would not write it again.
+            raise C3profError(f"{out.flag} {out.path}: directory holds files this command would not write "
+                              f"again ({', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''}), which "
+                              f"replacing it would lose; choose a new or empty directory, or move them")
     elif stat.S_ISDIR(st.st_mode):
         raise C3profError(f"{out.flag} {out.path}: is a directory; give a file name")
     elif not stat.S_ISREG(st.st_mode):
@@ -103,7 +107,11 @@ def check_outputs(inputs: Iterable[str | Path], outputs: Iterable[Output]) -> li
     directory's own files, and ``in_write_order`` puts the directory first (writing the directory
     replaces it as a whole, then the nested output is written into it).
     """
-    outs = [o for o in outputs if str(o.path) != "-"]
+    outs = list(outputs)
+    for o in outs:
+        if str(o.path) == "-":   # --json takes '-' (its callers leave it out of ``outputs``); these cannot
+            raise C3profError(f"{o.flag} -: only --json can go to standard output; give a "
+                              f"{'directory' if o.is_dir else 'file name'}")
     in_info = [(Path(p), _real(Path(p)), _identity(Path(p))) for p in inputs]
     for o in outs:
         real, ident = _real(o.path), _identity(o.path)
@@ -251,3 +259,10 @@ def _swap_in(new: Path, target: Path) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def print_written(command: str, paths: Iterable[str | Path], to_stderr: bool = False) -> None:
+    """Where the files went, a line each, as every command says it (under --quiet too); on stderr
+    when stdout carries the JSON (--json -)."""
+    for path in paths:
+        print(f"c3prof {command}: wrote {path}", file=sys.stderr if to_stderr else sys.stdout)

@@ -4,7 +4,9 @@ A suite that cannot be read is reported on its own line (stderr, exit status 2) 
 are still listed, so one broken file does not hide the rest.
 """
 
+import shutil
 import sys
+import textwrap
 
 from c3prof.errors import ScenarioError
 from c3prof.scenarios import load_suite, suite_description, suite_names
@@ -26,12 +28,17 @@ def run(args) -> int:
             print(f"{s.name:28s} gemm {s.gemm.label:28s} comm {s.comm.label}")
         return 0
     status = 0
+    # The terminal's width, else $COLUMNS, else the 100 columns every c3prof table keeps to.
+    width = max(60, shutil.get_terminal_size((100, 24)).columns)
     for name in suite_names():
         try:
-            line = f"{name:12s} {len(load_suite(name)):3d} scenarios  {suite_description(name)}"
+            head = f"{name:12s} {len(load_suite(name)):3d} scenarios  "
+            # The suite files' descriptions are wrapped by hand at various widths: one paragraph again.
+            text = " ".join(suite_description(name).split())
         except ScenarioError as exc:
             print(f"c3prof suites: error: {exc}", file=sys.stderr)
             status = 2
             continue
-        print(line)
+        # (fill gives "" for an empty description, head and all)
+        print(textwrap.fill(text, width, initial_indent=head, subsequent_indent=" " * len(head)) or head.rstrip())
     return status

@@ -42,7 +42,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterator
 
 from c3prof import __version__
 from c3prof.errors import ScenarioError, TraceError
-from c3prof.inputs import TRACE_MAX_BYTES, check_input_file
+from c3prof.inputs import TRACE_MAX_BYTES, check_input_file, foreign_kind
 from c3prof.scenarios import Scenario, check_name
 from c3prof.trace_fast import PhaseRules, PlainPhases
 from c3prof.trace_samples import SampleBatch, Samples, read_only_arrays
@@ -697,9 +697,9 @@ def iter_records(path: str | Path, tail: Tail | None = None,
                  batch: Samples | None = None) -> Iterator[tuple[int, dict]]:
     """Yield (line number, record) after checking each line; raises TraceError naming the problem.
 
-    A last line without a newline is an error, unless ``tail`` is given (resume): then a last line
-    that is a valid record is kept (``tail.needs_newline``), and one that is not is reported in
-    ``tail.torn_at`` (the write that was interrupted) instead of raising. ``batch``: phase samples'
+    A last line without a newline is kept when it is a valid record (``tail.needs_newline`` tells
+    resume to add the newline), and is the trace's truncation otherwise: an error, or with ``tail``
+    (resume) reported in ``tail.torn_at`` (the write that was interrupted) instead. ``batch``: phase samples'
     numbers are left to it (validate_record); the caller checks it after the last record.
     """
     path = Path(path)
@@ -725,9 +725,6 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[t
             raise _fail(path, lineno, f"a record longer than {MAX_RECORD_BYTES} bytes")
         start, offset = offset, offset + len(raw)
         last_unterminated = not raw.endswith(b"\n")
-        if last_unterminated and tail is None:
-            raise _fail(path, lineno, "truncated (the last line is incomplete, as left by an interrupted "
-                                      "write; `c3prof capture --resume` repairs and continues it)")
         if not raw.strip():
             continue
         try:
@@ -737,11 +734,19 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[t
                 _check_first(rec, path, lineno)
             if not (simple and plain and phases is not None and phases.accept(rec)):
                 validate_record(rec, path, lineno, plain_text=plain, batch=batch)
-        except TraceError:
+        except TraceError as exc:
+            kind = foreign_kind(path, expected=("c3prof-trace",)) if first else None
+            if kind:
+                raise _fail(path, lineno, f"not a c3prof trace but {kind}") from exc
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)
                 return
+            if last_unterminated and not first:
+                raise _fail(path, lineno, "truncated (the last line is incomplete, as left by an interrupted "
+                                          "write; `c3prof capture --resume` repairs and continues it, or "
+                                          "remove that line to report the rest)") from exc
             raise
+        # A last record whose newline alone is missing (an editor, `head -c`) is complete: kept.
         if last_unterminated and tail is not None:
             tail.needs_newline = True
         first = False

@@ -305,6 +305,7 @@ def test_cli_advises_on_an_ingested_trace(tmp_path, capsys):
 def test_cli_advises_on_a_report_and_a_trace(tmp_path, capsys):
     rep = tmp_path / "report.json"
     assert main(["report", D2, "--json", str(rep), "-q", "--resamples", "200"]) == 0
+    assert capsys.readouterr().out == f"c3prof report: wrote {rep}\n"
     assert main(["advise", str(rep), D2, "--train", D1, "--no-loso", "--json", "-"]) == 0
     doc = json.loads(capsys.readouterr().out)
     from_report, from_trace = doc["advice"][:15], doc["advice"][15:]

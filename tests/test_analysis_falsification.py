@@ -8,7 +8,7 @@ from report_helpers import SYNTHETIC, med
 
 from c3prof.analysis.dataset import load
 from c3prof.analysis.falsification import (PREMISE, FalsificationSettings, carrier_alerts, paired_difference,
-                                           verdict)
+                                           paired_differences, verdict)
 from c3prof.analysis.speedup import Estimate
 from c3prof.analysis.stats import CI, no_ci
 from c3prof.report.build import ReportSettings, build_report
@@ -59,6 +59,23 @@ def test_paired_difference_uses_one_interval_of_the_difference():
     assert d.ci.high < 0 < d.ci.high + 0.02 and d.ci.high - d.ci.low < 0.01
     unpaired = paired_difference(arm(1.0, 0.9, 1.1, reps=a.gemm_slowdown.replicates, paired=False), b, 0.95)
     assert "independently" in unpaired.ci.reason
+
+
+def test_paired_differences_in_one_call_equal_them_one_by_one():
+    """The batch (falsify and the dose-response share it) gives each pair's paired_difference: value,
+    interval and reason, for pairs with and without replicates or values, in their order."""
+    rng = np.random.default_rng(1)
+    reps = [rng.normal(1.0, 0.02, 2000).astype(np.float32) for _ in range(4)]
+    pairs = [(arm(1.0, 0.9, 1.1, reps=reps[0]), arm(1.1, 1.0, 1.2, reps=reps[1])),
+             (arm(None, None, None), arm(1.1, 1.0, 1.2, reps=reps[1])),
+             (arm(1.2, 1.1, 1.3, reps=None), arm(1.1, 1.0, 1.2, reps=reps[2])),
+             (arm(1.0, 0.9, 1.1, reps=reps[3], paired=False), arm(1.1, 1.0, 1.2, reps=reps[0])),
+             (arm(1.0, 0.9, 1.1, reps=reps[2]), arm(1.0, 0.9, 1.1, reps=reps[2]))]   # no spread: no interval
+    batch = paired_differences(pairs, 0.95)
+    assert [(d.value, d.ci) for d in batch] == [(d.value, d.ci) for d in (paired_difference(a, b, 0.95) for a, b in pairs)]
+    assert batch[0].ci.ok and batch[1].value is None and batch[2].ci.reason == "slowdown replicates not kept"
+    assert "independently" in batch[3].ci.reason and not batch[4].ci.ok
+    assert paired_differences([], 0.95) == []
 
 
 @pytest.fixture(scope="module")

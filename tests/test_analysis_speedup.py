@@ -175,3 +175,20 @@ def test_group_analysis_order_and_base_choice():
     assert ms[other.id].reference == "base" and ms[other.id].base is base
     assert ms[other.id].fraction.value == pytest.approx((1.5 / 1.0 - 1) / (1.5 / 1.0 - 1))
     assert math.isclose(ms[base.id].fraction.value, (1.5 / 1.2 - 1) / 0.5)
+
+
+def test_ideal_of_floats_takes_numpys_maximum():
+    """ideal() of two floats skips the ufunc for distinct ones; every case gives np.maximum's value
+    and type (ties and signed zeros, NaN and infinities included)."""
+    import itertools
+    import math
+
+    from c3prof.analysis.speedup import _maximum
+
+    values = [0.0, -0.0, 1.0, 2.5, 1e-300, 5e-324, float("nan"), float("inf"), -float("inf"), 3.0000000000000004, 3.0]
+    for a, b in itertools.product(values, values):
+        got, want = _maximum(a, b), np.maximum(a, b)
+        assert type(got) is type(want)
+        assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
+    arr = np.array([1.0, 3.0])
+    assert np.array_equal(_maximum(arr, 2.0), [2.0, 3.0]) and np.array_equal(_maximum(2.0, arr), [2.0, 3.0])

@@ -1,5 +1,6 @@
 """`c3prof capture` bad input: one line on stderr, exit status 2, no traceback, nothing lost."""
 
+import os
 import importlib.util
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def test_no_gpu_says_so_and_points_to_report(tmp_path):
     out = tmp_path / "t.jsonl"
     proc = c3prof("capture", "--suite", "smoke", "--out", str(out))
     if _installed("cuda.bindings"):
-        assert_one_line_error(proc, "no usable GPU", "c3prof report tests/data/h200_default_2.jsonl")
+        assert_one_line_error(proc, "no usable GPU", "c3prof report tests/data/h200_default_proc2_t.jsonl")
     else:   # installed without the capture extra (as in CI): the error names the extra (tests/test_extras.py)
         assert_one_line_error(proc, "c3prof[capture]", "cuda-bindings")
     assert not out.exists()
@@ -81,6 +82,10 @@ def _installed(module: str) -> bool:
 def test_suites_listing():
     proc = c3prof("suites")
     assert proc.returncode == 0 and "default" in proc.stdout and "smoke" in proc.stdout
+    # Descriptions wrapped to the width ($COLUMNS here, else the terminal's, else 100), under their own column.
+    lines = proc.stdout.splitlines()
+    assert max(map(len, lines)) <= max(60, int(os.environ.get("COLUMNS", "100")))
+    assert all(line[:28].strip() == "" or line.split()[1].isdigit() for line in lines)
     proc = c3prof("suites", "smoke")
     assert "smoke-cb2k-x-4M" in proc.stdout
 

@@ -1,11 +1,15 @@
 """forked.in_background (the strategy summary computed in a forked child while the report goes on):
 the child's value or error comes back, a refused fork computes here and says so, and a report that
-uses it equals the one computed in one process (tests/data/h200_smoke.jsonl, a real H200 capture)."""
+uses it equals the one computed in one process (tests/data/h200_smoke.jsonl, a real H200 capture).
+forked.Claims (the summary's rows shared from both ends by the child and this process): every index
+handed out, none left out, across a fork."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +64,65 @@ def test_report_with_the_summary_beside_equals_the_one_process_report(monkeypatc
     beside = build.build_report(load([str(SMOKE)]), build.ReportSettings())
     assert started == [1] * len(dataset.groups) and serial["strategies"]
     assert json.dumps(beside, sort_keys=True) == json.dumps(serial, sort_keys=True)
+
+
+def test_claims_hand_out_every_index_once_from_both_ends():
+    claims = forked.Claims(5)
+    taken = [claims.first(), claims.last(), claims.last(), claims.first(), claims.first()]
+    assert taken == [0, 4, 3, 1, 2]
+    assert claims.first() is None and claims.last() is None
+    empty = forked.Claims(0)
+    assert empty.first() is None and empty.last() is None
+
+
+def test_claims_across_a_fork_leave_nothing_out():
+    """A forked child takes from the front while this process takes from the back (once the child
+    has begun), each item taking a while: together they take every index, both take some, and they
+    overlap at most where they meet."""
+    claims = forked.Claims(12)
+    begun = multiprocessing.get_context("fork").Event()
+
+    def take(next_index) -> list[int]:
+        mine = []
+        for at in iter(next_index, None):
+            mine.append(at)
+            begun.set()
+            time.sleep(0.02)
+        return mine
+
+    child = forked.in_background(lambda: take(claims.first))
+    assert begun.wait(30)
+    here = take(claims.last)
+    theirs = child.result()
+    assert theirs[0] == 0 and here[0] == 11
+    assert set(theirs) | set(here) == set(range(12))
+    assert theirs == sorted(theirs) and here == sorted(here, reverse=True)
+    assert len(set(theirs) & set(here)) <= 1
+
+
+def test_strategy_rows_are_shared_with_the_child_and_come_back_in_order(monkeypatch):
+    """build's summary: the child starts on the rows while this process is busy; this process then
+    computes rows from the back; the rows come back in their order, whoever computed them."""
+    from c3prof.analysis import speedup
+    from c3prof.report import build
+
+    monkeypatch.setattr(speedup, "AUTO_MIN_RUNS", 1)
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    begun = multiprocessing.get_context("fork").Event()
+
+    def row(at: int):
+        def compute() -> dict:
+            begun.set()
+            time.sleep(0.05)
+            return {"at": at, "pid": os.getpid()}
+        return compute
+
+    summary = build._StrategiesBeside([row(at) for at in range(8)], speedup.AUTO, 100)
+    assert begun.wait(30)   # this process's other work: the child has taken the first row meanwhile
+    rows = summary.result()
+    assert [r["at"] for r in rows] == list(range(8))
+    assert rows[0]["pid"] != os.getpid() and rows[-1]["pid"] == os.getpid()
+
+    monkeypatch.setattr(forked, "available_cpus", lambda: 1)   # one process: every row computed here, at once
+    alone = build._StrategiesBeside([row(at) for at in range(3)], speedup.AUTO, 100)
+    assert [r["pid"] for r in alone.result()] == [os.getpid()] * 3

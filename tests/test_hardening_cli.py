@@ -98,10 +98,53 @@ def test_capture_without_gpu_creates_no_output_directory(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
-def test_broken_pipe_ends_quietly():
-    proc = subprocess.run(f"{sys.executable} -m c3prof suites | head -c 1", shell=True, capture_output=True,
-                          text=True)
-    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+@pytest.mark.parametrize("args", ["suites", f"report {SYNTHETIC}", f"ingest {KINETO} -o {{tmp}}/ingest",
+                                  f"report {SYNTHETIC} --json -"])
+def test_broken_pipe_ends_quietly_with_status_141(args, tmp_path):
+    """A reader that went away (`| head`): no traceback, no message, and the status a shell reports
+    for a closed pipe (docs/cli.md), for rich's tables too (rich's own handler exits with 1). The
+    reader here closes at once, so the first write already finds the pipe closed."""
+    command = f"{sys.executable} -m c3prof {args.format(tmp=tmp_path)} | true"
+    proc = subprocess.run(["bash", "-c", f"{command}; exit ${{PIPESTATUS[0]}}"], capture_output=True, text=True)
+    assert proc.returncode == 141 and proc.stderr == "", (proc.returncode, proc.stderr)
+
+
+def test_a_file_of_the_wrong_kind_is_named_with_the_command_that_reads_it(tmp_path):
+    """report given a profiler trace (plain or gzip) or a report JSON, ingest given a c3prof trace or
+    report, advise given a profiler trace: one line that says what the file is and what reads it."""
+    report_json = tmp_path / "report.json"
+    assert cli("report", SYNTHETIC, "-q", "--json", report_json).rc == 0
+    kineto_gz = DATA / "synthetic_kineto_rank1.json.gz"
+    one_line_error(cli("report", KINETO, "-q"), "not a c3prof trace but a PyTorch profiler (Kineto) trace",
+                   "`c3prof ingest` reads it")
+    one_line_error(cli("report", kineto_gz, "-q"), "not a c3prof trace but a gzip file", "`c3prof ingest`")
+    one_line_error(cli("report", report_json, "-q"), "not a c3prof trace but a c3prof report JSON")
+    one_line_error(cli("ingest", SYNTHETIC, "-q", "-o", tmp_path / "i"),
+                   "not a Kineto trace but a c3prof trace: `c3prof report` reads it")
+    one_line_error(cli("ingest", report_json, "-q", "-o", tmp_path / "i"), "not a Kineto trace but a c3prof report")
+    one_line_error(cli("advise", KINETO, "--train", DATA / "h200_default_1.jsonl", "-q"),
+                   "a PyTorch profiler (Kineto) trace: `c3prof ingest` reads it")
+
+
+def test_an_unknown_argument_is_reported_by_its_subcommand():
+    for argv, prefix in ((["suites", "smoke", "extra"], "c3prof suites: error: unrecognized arguments: extra"),
+                         (["report", "t.jsonl", "--bogus"], "c3prof report: error: unrecognized arguments: --bogus"),
+                         (["--bogus"], "c3prof: error: unrecognized arguments: --bogus")):
+        r = cli(*argv)
+        assert r.rc == 2 and r.err.startswith(prefix) and len(r.err.splitlines()) == 1, r.err
+    assert "examples:" in cli("--help").out
+
+
+def test_quiet_still_says_where_files_went(tmp_path):
+    """-q drops the tables, not the line per file written (docs/cli.md); --json - moves it to stderr."""
+    r = cli("report", SYNTHETIC, "-q", "--json", tmp_path / "r.json")
+    assert r.rc == 0 and r.out.splitlines() == [f"c3prof report: wrote {tmp_path / 'r.json'}"]
+    r = cli("ingest", KINETO, "-q", "-o", tmp_path / "i", "--json", "-")
+    assert r.rc == 0 and r.out.lstrip().startswith("{")
+    assert f"c3prof ingest: wrote {tmp_path / 'i' / 'ingest.json'}" in r.err.splitlines()
+    train = DATA / "h200_default_1.jsonl"
+    r = cli("advise", DATA / "h200_default_2.jsonl", "--train", train, "-q", "--no-loso", "--figures", tmp_path / "f")
+    assert r.rc == 0 and r.out == "" and "is empty: the figures plot validations" in r.err
 
 
 @pytest.mark.parametrize("command", sorted(SUBCOMMANDS))

@@ -65,7 +65,7 @@ def test_csv_rerun_replaces_the_set_and_refuses_a_foreign_directory(trace, tmp_p
     assert report(trace, "--csv", out).rc == 0
     assert (out / "results.csv").read_text() != "stale"
     (out / "notes.txt").write_text("mine")
-    one_line_error(report(trace, "--csv", out), "did not write", "notes.txt")
+    one_line_error(report(trace, "--csv", out), "would not write again", "notes.txt")
     assert (out / "notes.txt").read_text() == "mine"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
@@ -104,6 +104,28 @@ def test_ingest_json_directory_is_refused(tmp_path):
 def test_ingest_json_dash_writes_stdout(tmp_path):
     r = cli("ingest", KINETO, "-o", tmp_path / "o", "-q", "--json", "-")
     assert r.rc == 0 and r.out.lstrip().startswith("{") and not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("argv, flag, what", [
+    (["report", SYNTHETIC, "-q", "--perfetto", "-"], "--perfetto", "file name"),
+    (["report", SYNTHETIC, "-q", "--csv", "-"], "--csv", "directory"),
+    (["report", SYNTHETIC, "-q", "--figures", "-"], "--figures", "directory"),
+    (["ingest", KINETO, "-q", "-o", "-"], "--out", "directory"),
+    (["capture", "--suite", "smoke", "-o", "-"], "--out", "file name")])
+def test_only_json_goes_to_standard_output(argv, flag, what, tmp_path, monkeypatch):
+    """'-' for any other output used to write nothing and exit 0: the main output silently lost."""
+    monkeypatch.chdir(tmp_path)
+    one_line_error(cli(*argv), f"{flag} -: only --json can go to standard output", what)
+    assert not any(tmp_path.iterdir())
+
+
+def test_reingest_without_figures_names_the_earlier_figures(tmp_path):
+    """ingest -o out --figures out/figures, then ingest -o out: the figures are c3prof's, but this
+    run would not write them again, and replacing the directory would lose them."""
+    out = tmp_path / "out"
+    assert cli("ingest", KINETO, "-q", "-o", out, "--figures", out / "figures").rc == 0
+    one_line_error(cli("ingest", KINETO, "-q", "-o", out), "would not write again (figures)", "lose")
+    assert (out / "figures").is_dir()
 
 
 def test_capture_out_may_not_be_its_scenario_file(tmp_path):

@@ -58,11 +58,17 @@ def test_outputs(tmp_path):
 
 
 def test_terminal_table(tmp_path):
-    p = _run("ingest", RANK0, "--out", tmp_path)
+    """The compact table in 100 columns (names broken after their hyphens, the fraction of ideal as a
+    percentage, as report prints it); --wide: every column, whole names."""
+    p = _run("ingest", RANK0, "--out", tmp_path / "compact")
     assert p.returncode == 0, p.stderr
-    assert "C3 regions by scenario" in p.stdout and "4096x4096x4096-bf16--all_reduce-64MiB-x2" in p.stdout
-    assert "0.54 [" in p.stdout  # fraction of ideal of the planned all_reduce scenario, with its CI
-    assert "mapped: reduce_scatter replayed as all_gather" in p.stdout
+    assert max(map(len, p.stdout.splitlines())) <= 100
+    assert "C3 regions by scenario" in p.stdout and "4096x4096x4096-  " in p.stdout and "bf16--all_reduce-  " in p.stdout
+    assert "54% [" in p.stdout  # fraction of ideal of the planned all_reduce scenario, with its CI
+    assert "mapped: reduce_scatter replayed as all_gather" in " ".join(p.stdout.split())   # notes wrap at 100
+    wide = _run("ingest", RANK0, "--out", tmp_path / "wide", "--wide")
+    assert wide.returncode == 0 and "4096x4096x4096-bf16--all_reduce-64MiB-x2" in wide.stdout
+    assert "overlap ms" in wide.stdout and "54% [" in wide.stdout
     assert "wrote" in p.stdout and "Traceback" not in p.stderr
 
 
@@ -113,8 +119,9 @@ def test_unknown_kernels_only(tmp_path):
     p.write_text(json.dumps({"traceEvents": ev}))
     r = _run("ingest", p, "--out", tmp_path / "o")
     assert r.returncode == 0, r.stderr
-    assert "9 kernels of 3 names are other compute" in r.stdout
-    assert "no GEMM ran concurrently with a communication operation" in r.stdout
+    text = " ".join(r.stdout.split())   # notes wrap at 100 columns
+    assert "9 kernels of 3 names are other compute" in text
+    assert "no GEMM ran concurrently with a communication operation" in text
     assert not (tmp_path / "o" / "scenarios.toml").exists()
     doc = json.loads((tmp_path / "o" / "ingest.json").read_text())
     assert doc["results"] == [] and doc["scenario_file"] is None
@@ -156,6 +163,6 @@ def test_rerun_replaces_the_output_set_and_refuses_a_foreign_directory(tmp_path)
     assert sorted(p.name for p in out.iterdir()) == ["ingest.json"]
     (out / "notes.txt").write_text("mine")
     msg = _one_line_error(_run("ingest", RANK0, "-o", out))
-    assert "did not write" in msg and "notes.txt" in msg
+    assert "would not write again" in msg and "notes.txt" in msg
     assert (out / "notes.txt").read_text() == "mine" and (out / "ingest.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left

@@ -190,3 +190,18 @@ def test_the_default_terminal_report_fits_100_columns_uncut(names, monkeypatch, 
     lines = capsys.readouterr().out.splitlines()
     assert lines and max(len(line) for line in lines) <= 100
     assert not [line for line in lines if "\u2026" in line]
+
+
+def test_long_scenario_names_break_after_their_hyphens(monkeypatch, capsys):
+    """The compact table's scenario column is 16 wide at 100 columns: a longer name is broken after a
+    hyphen (llama70b-fsdp- / param-prefetch), never cut mid-word as rich's folding did."""
+    from report_helpers import DATA
+
+    from c3prof.console import wrap_name
+
+    assert wrap_name("llama70b-fsdp-param-prefetch", 16) == "llama70b-fsdp-\nparam-prefetch"
+    assert wrap_name("smoke-cb2k-x-4M", 16) == "smoke-cb2k-x-4M"
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["report", str(DATA / "h200_default_proc2_t.jsonl")]) == 0
+    cells = [line[:17].strip() for line in capsys.readouterr().out.splitlines()]
+    assert "llama70b-fsdp-" in cells and "param-prefetch" in cells

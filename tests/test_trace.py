@@ -83,6 +83,27 @@ def test_reader_errors_name_file_and_line(tmp_path):
         assert str(q) in str(exc.value), name
 
 
+def test_a_complete_last_record_without_its_newline_is_read(tmp_path):
+    """Only the newline missing (an editor, `head -c -1`): the record is complete and kept; a last
+    line cut inside the record is still the trace's truncation; a one-line file that is not a trace
+    says so rather than "truncated"."""
+    p = tmp_path / "t.jsonl"
+    write(p, phase("gemm"), phase("comm"))
+    whole = read_trace(p)
+    q = tmp_path / "no_newline.jsonl"
+    q.write_text(p.read_text()[:-1])
+    kept = read_trace(q)
+    assert set(kept.runs["s1/base/default"].phases) == set(whole.runs["s1/base/default"].phases) == {"gemm", "comm"}
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(p.read_text()[:-20])
+    with pytest.raises(TraceError, match="line 3: truncated .*remove that line"):
+        read_trace(torn)
+    kineto = tmp_path / "kineto.json"
+    kineto.write_text('{"traceEvents": []}')
+    with pytest.raises(TraceError, match="line 1: not a c3prof trace"):
+        read_trace(kineto)
+
+
 def test_missing_file():
     with pytest.raises(TraceError, match="cannot open"):
         read_trace("/nonexistent/trace.jsonl")

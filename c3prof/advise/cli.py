@@ -108,7 +108,7 @@ def run(args) -> int:
     import json
 
     from c3prof.analysis.dataset import expand_paths
-    from c3prof.outputs import atomic_directory, check_outputs, in_write_order, write_text_atomic
+    from c3prof.outputs import atomic_directory, check_outputs, in_write_order, print_written, write_text_atomic
 
     traces = expand_paths([*args.train, *(args.evaluate or [])])
     outputs = check_outputs([*traces, *args.inputs], _outputs(args))
@@ -123,7 +123,11 @@ def run(args) -> int:
             from c3prof.figures.advise import write
 
             with atomic_directory(out, "advise figures") as tmp:
-                written += [str(out.path / p.name) for p in write(doc, str(tmp))]
+                drawn = [str(out.path / p.name) for p in write(doc, str(tmp))]
+            if not drawn:
+                print(f"c3prof advise: note: {out.path} is empty: the figures plot validations, and there is "
+                      "none (give --evaluate, or drop --no-loso)", file=sys.stderr)
+            written += drawn
             continue
         written.append(str(out.path))
     if args.json == "-":
@@ -132,6 +136,5 @@ def run(args) -> int:
         from c3prof.advise.render import render
 
         print(render(doc))
-    if written and not args.quiet:
-        print(f"c3prof advise: wrote {', '.join(written)}", file=sys.stderr if args.json == "-" else sys.stdout)
+    print_written("advise", written, to_stderr=args.json == "-")
     return 0

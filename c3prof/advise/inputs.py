@@ -23,7 +23,7 @@ from c3prof.advise.fit import capture_inputs
 from c3prof.advise.model import RateModel
 from c3prof.advise.predict import Inputs
 from c3prof.errors import C3profError
-from c3prof.inputs import check_input_file
+from c3prof.inputs import check_input_file, foreign_kind
 from c3prof.scenarios import LINKS, CommSpec, GemmSpec, Scenario, load_scenario_file, load_suite
 
 RATE_SOURCE = "rate model"
@@ -147,7 +147,9 @@ def targets(paths: list[str], suite: str | None, rates: RateModel, notes: list[s
             elif kind == "c3prof-report":
                 out += from_report(data, p, notes)
             else:
-                raise C3profError(f"{p}: neither a c3prof report JSON nor an ingest JSON (format {kind!r})")
+                what = foreign_kind(p)
+                raise C3profError(f"{p}: neither a c3prof report JSON nor an ingest JSON"
+                                  + (f": {what}" if what else f" (format {kind!r})"))
         else:
             raise C3profError(f"{p}: unknown input kind; give a scenario file (.toml), a trace (.jsonl), "
                               "a report or ingest JSON (.json)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from c3prof.console import DEFAULT_WIDTH
 from c3prof.units import format_bytes
 
 
@@ -35,7 +36,7 @@ def advice_lines(a: dict) -> list[str]:
                      + (f"; near tie ({_pct1(a['runner_up_margin'])} apart, within the model's typical "
                         "error): measure both" if a.get("near_tie") else ""))
     # Settings are sentences: wrapped to the 100 columns every c3prof table keeps to.
-    lines += [ln for s in rec["settings"] for ln in textwrap.wrap(s, 100, initial_indent="    - ",
+    lines += [ln for s in rec["settings"] for ln in textwrap.wrap(s, DEFAULT_WIDTH, initial_indent="    - ",
                                                                     subsequent_indent="      ")]
     ts = a.get("time_saved")
     if ts:
@@ -85,4 +86,13 @@ def render(doc: dict) -> str:
     for v in doc["validation"]:
         lines += [""] + validation_lines(v)
     lines += [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(lines)
+    return "\n".join(wrapped for line in lines for wrapped in _fit(line))
+
+
+def _fit(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
+    """A line longer than the 100 columns every c3prof table keeps to, wrapped at its words, the
+    rest indented under its text."""
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)

@@ -89,11 +89,13 @@ class MergedRun:
     counters: list[dict] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
 
-    @property
+    # Cached (as ``link``): a large report asks each run's name and transport some twenty times, and
+    # neither the scenario nor the params of a merged run change.
+    @functools.cached_property
     def name(self) -> str:
         return self.scenario.get("name", "")
 
-    @property
+    @functools.cached_property
     def transport(self) -> str | None:
         t = self.params.get("transport")
         return t if isinstance(t, str) else None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from c3prof.analysis.counters import l2_summary
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.speedup import BootstrapSettings, Estimate, RunMetrics
-from c3prof.analysis.stats import CI, no_ci, percentile_ci
+from c3prof.analysis.stats import CI, no_ci, percentile_cis_of_rows
 from c3prof.units import format_bytes
 
 PREMISE = "a transfer carried by copy engines (DMA) does not slow a GEMM"
@@ -51,16 +51,29 @@ def rule_text(s: FalsificationSettings) -> str:
 
 def paired_difference(dma: RunMetrics, sm: RunMetrics, confidence: float) -> Estimate:
     """(GEMM slowdown beside the copy engine) - (beside the SM carrier), with a paired interval."""
-    a, b = dma.gemm_slowdown, sm.gemm_slowdown
-    if a.value is None or b.value is None:
-        return Estimate(None, no_ci("a GEMM slowdown is undefined in one of the arms"))
-    if a.replicates is None or b.replicates is None:
-        return Estimate(a.value - b.value, no_ci("slowdown replicates not kept"))
-    diff = a.replicates.astype(float) - b.replicates.astype(float)
-    ci = percentile_ci(diff, confidence)
-    if not (dma.paired and sm.paired):
-        ci = CI(ci.low, ci.high, "arms not measured interleaved: resampled independently") if ci.ok else ci
-    return Estimate(a.value - b.value, ci)
+    return paired_differences([(dma, sm)], confidence)[0]
+
+
+def paired_differences(pairs: list[tuple[RunMetrics, RunMetrics]], confidence: float) -> list[Estimate]:
+    """paired_difference of every (dma, sm) pair, the intervals from one call (a large report has
+    thousands of pairs; one percentile_ci each cost more than the differences themselves)."""
+    out: list[Estimate] = []
+    diffs, defined = [], []
+    for dma, sm in pairs:
+        a, b = dma.gemm_slowdown, sm.gemm_slowdown
+        if a.value is None or b.value is None:
+            out.append(Estimate(None, no_ci("a GEMM slowdown is undefined in one of the arms")))
+        elif a.replicates is None or b.replicates is None:
+            out.append(Estimate(a.value - b.value, no_ci("slowdown replicates not kept")))
+        else:
+            out.append(Estimate(a.value - b.value, no_ci("interval not computed yet")))
+            diffs.append(a.replicates.astype(float) - b.replicates.astype(float))
+            defined.append((out[-1], dma.paired and sm.paired))
+    for (est, paired), ci in zip(defined, percentile_cis_of_rows(diffs, confidence)):
+        if not paired and ci.ok:
+            ci = CI(ci.low, ci.high, "arms not measured interleaved: resampled independently")
+        est.ci = ci
+    return out
 
 
 def gemm_key(run: MergedRun) -> tuple:
@@ -175,29 +188,32 @@ def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettin
         shapes.setdefault(gemm_key(m.run), []).append(m)
     rule = rule_text(s)
     entries = []
-    for shape, ms in shapes.items():
+    arms: list[tuple[list[RunMetrics], RunMetrics | None, RunMetrics | None]] = []   # (shape's runs, dma, control)
+    for ms in shapes.values():
         dma = [m for m in ms if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"]
         sm = [m for m in ms if m.run.strategy == "base" and group.carrier(m.run.transport)[0] == "sm"]
         controls = _controls(sm)
-        for d in dma or [None]:
-            control = _same_link_control(d, controls) if d else None
-            diff = paired_difference(d, control, boot.confidence) if d and control else None
-            v, reason = verdict(d, control, s, diff)
-            gemm = gemm_json((d or ms[0]).run)
-            e = {"platform": group.key, "gpu": group.gpu_name, "premise": PREMISE, "gemm": gemm,
-                 "scenario": d.run.name if d else None, "link": d.run.link if d else None,
-                 "transfer": transfer_json(d.run, group) if d else None,
-                 "sm_transfer": transfer_json(control.run, group) if control else None,
-                 "gemm_alone_ms": d.medians["T_g"] if d else None,
-                 **_arm_json("", d), **_arm_json("sm_", control),
-                 "dma_minus_sm": diff.value if diff else None, "dma_minus_sm_ci": diff.ci_list if diff else None,
-                 "dma_minus_sm_ci_reason": diff.ci.reason if diff else None,
-                 "paired": bool(d and control and d.paired and control.paired),
-                 "verdict": v, "reason": reason, "rule": rule,
-                 "validation_ok": _validated(d.run) if d else None,
-                 "counters": l2_summary(d.run, boot) if d else None}
-            e["evidence"] = _evidence(group, gemm, d, control, v, reason)
-            entries.append(e)
+        arms += [(ms, d, _same_link_control(d, controls) if d else None) for d in dma or [None]]
+    compared = [(d, control) for _, d, control in arms if d and control]
+    diffs = iter(paired_differences(compared, boot.confidence))
+    for ms, d, control in arms:
+        diff = next(diffs) if d and control else None
+        v, reason = verdict(d, control, s, diff)
+        gemm = gemm_json((d or ms[0]).run)
+        e = {"platform": group.key, "gpu": group.gpu_name, "premise": PREMISE, "gemm": gemm,
+             "scenario": d.run.name if d else None, "link": d.run.link if d else None,
+             "transfer": transfer_json(d.run, group) if d else None,
+             "sm_transfer": transfer_json(control.run, group) if control else None,
+             "gemm_alone_ms": d.medians["T_g"] if d else None,
+             **_arm_json("", d), **_arm_json("sm_", control),
+             "dma_minus_sm": diff.value if diff else None, "dma_minus_sm_ci": diff.ci_list if diff else None,
+             "dma_minus_sm_ci_reason": diff.ci.reason if diff else None,
+             "paired": bool(d and control and d.paired and control.paired),
+             "verdict": v, "reason": reason, "rule": rule,
+             "validation_ok": _validated(d.run) if d else None,
+             "counters": l2_summary(d.run, boot) if d else None}
+        e["evidence"] = _evidence(group, gemm, d, control, v, reason)
+        entries.append(e)
     return entries
 
 

@@ -14,11 +14,14 @@ process (``can_fork``).
 
 from __future__ import annotations
 
+import mmap
 import multiprocessing
 import os
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 # The children's job, set just before they are forked: (work, pack, shares of the items).
 _JOB: tuple[Callable, Callable, list[Sequence]] | None = None
@@ -125,3 +128,34 @@ def _run_share(index: int) -> Any:
     assert _JOB is not None  # set by in_processes before the fork
     work, pack, shares = _JOB
     return pack(work(shares[index]))
+
+
+class Claims:
+    """The indices 0..n-1, claimed from both ends by two processes (one forked from the other after
+    the Claims was made): one takes ``first()`` (the lowest unclaimed), the other ``last()`` (the
+    highest); None when none is left. Items of similar cost are then shared as they finish, whatever
+    else each process had to do first.
+
+    Without a lock: each end is written by its one taker only, in a shared anonymous mapping, and
+    only moves inwards. A taker that reads the other end just before it moves may take an index the
+    other took too (where they meet), but none is ever left out: the caller computes such an item
+    twice and keeps either (an item's result must not depend on who computes it)."""
+
+    def __init__(self, n: int) -> None:
+        self._map = mmap.mmap(-1, 16)   # MAP_SHARED | MAP_ANONYMOUS: inherited by a forked child
+        self._ends = np.frombuffer(self._map, dtype=np.int64, count=2)   # next first, one past next last
+        self._ends[:] = (0, n)
+
+    def first(self) -> int | None:
+        at = int(self._ends[0])
+        if at >= int(self._ends[1]):
+            return None
+        self._ends[0] = at + 1
+        return at
+
+    def last(self) -> int | None:
+        at = int(self._ends[1]) - 1
+        if at < int(self._ends[0]):
+            return None
+        self._ends[1] = at
+        return at

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from c3prof.analysis.dataset import Group
-from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_difference
+from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_differences
 from c3prof.analysis.speedup import RunMetrics
 from c3prof.analysis.stats import fast_median
 from c3prof.scenarios import GemmSpec
@@ -99,14 +99,15 @@ def _window_rate(m: RunMetrics, nbytes: int, chunk: int, gap_us: float | None) -
 
 def arms(group: Group, metrics: list[RunMetrics], confidence: float) -> list[Arm]:
     by_scenario = {(m.run.name, m.run.strategy): m for m in metrics}
+    dma = [m for m in metrics if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"
+           and m.medians.get("T_c")]
+    bases = [by_scenario.get((m.run.name, "base")) for m in dma]
+    diffs = iter(paired_differences([(m, base) for m, base in zip(dma, bases) if base], confidence))
     out = []
-    for m in metrics:
+    for m, base in zip(dma, bases):
         run = m.run
-        if run.strategy != "dma" or group.carrier(run.transport)[0] != "copy_engine" or not m.medians.get("T_c"):
-            continue
         comm = run.scenario.get("comm", {})
-        base = by_scenario.get((run.name, "base"))
-        diff = paired_difference(m, base, confidence) if base else None
+        diff = next(diffs) if base else None
         nbytes = int(comm.get("bytes", 0))
         chunk = int(comm.get("chunk") or nbytes)
         out.append(Arm(scenario=run.name, link=run.link, gemm=gemm_json(run)["label"], chunk=chunk,

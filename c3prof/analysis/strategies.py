@@ -33,7 +33,9 @@ the mean but are listed under ``above_ideal`` so a reader can check them.
 from __future__ import annotations
 
 import math
+from functools import partial
 from statistics import NormalDist
+from typing import Callable
 
 import numpy as np
 
@@ -58,12 +60,16 @@ CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
 
 def _summary(group: Group, strategy: str, selection: str, variant: str | None, chosen: list[RunMetrics],
              excluded: list[dict], boot: BootstrapSettings, min_ideal: float) -> dict:
-    passes = [m for m in chosen if m.fraction.value is not None and m.ideal.value >= min_ideal]
-    excluded = excluded + [{"scenario": m.run.name, "variant": m.run.variant, "reason": m.fraction.ci.reason}
-                           for m in chosen if m.fraction.value is None]
-    excluded += [{"scenario": m.run.name, "variant": m.run.variant,
-                  "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"}
-                 for m in chosen if m.fraction.value is not None and m.ideal.value < min_ideal]
+    passes, undefined, too_little = [], [], []
+    for m in chosen:   # one pass: a large report's rows each hold thousands of runs
+        if m.fraction.value is None:
+            undefined.append({"scenario": m.run.name, "variant": m.run.variant, "reason": m.fraction.ci.reason})
+        elif m.ideal.value < min_ideal:
+            too_little.append({"scenario": m.run.name, "variant": m.run.variant,
+                               "reason": f"ideal speedup {m.ideal.value:.3f} < {min_ideal}: too little to gain"})
+        else:
+            passes.append(m)
+    excluded = excluded + undefined + too_little
     row = {"platform": group.key, "strategy": strategy, "selection": selection, "variant": variant,
            "oracle": selection == "best_per_scenario", "n_scenarios": len(passes),
            "scenarios": [m.run.name for m in passes], "ci_method": CI_METHOD,
@@ -86,7 +92,8 @@ def _summary(group: Group, strategy: str, selection: str, variant: str | None, c
     mean = float(np.mean([m.fraction.value for m in passes]))
     rng = rng_for(boot.seed, group.key, strategy, selection, variant or "")
     reps = np.stack([m.fraction.replicates for m in cands])
-    include = np.stack([m.ideal.replicates >= min_ideal for m in cands]) & np.isfinite(reps)
+    # One comparison of the stacked rows, in their stored precision (float32): the same as row by row.
+    include = (np.stack([m.ideal.replicates for m in cands]) >= min_ideal) & np.isfinite(reps)
     _, ci = hierarchical_mean_ci(np.array([mean]), reps, rng, boot.confidence, include=include)
     suite = fixed_units_mean_ci(reps, boot.confidence, include)
     row.update(_replication_interval(passes, mean, suite, boot.confidence, min_ideal))
@@ -245,7 +252,17 @@ def strategy_order(group: Group) -> list[str]:
 
 def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings,
                          min_ideal: float = DEFAULT_MIN_IDEAL) -> list[dict]:
-    rows = []
+    rows = [row() for row in summary_rows(group, metrics, boot, min_ideal)]
+    joint_repeat_intervals(rows, boot.confidence)
+    return rows
+
+
+def summary_rows(group: Group, metrics: list[RunMetrics], boot: BootstrapSettings,
+                 min_ideal: float = DEFAULT_MIN_IDEAL) -> list[Callable[[], dict]]:
+    """The rows of summarize_strategies, in order, each still to be computed (``row()``), before
+    joint_repeat_intervals. Each row draws from a generator keyed by its own names, so rows may be
+    computed in any order and in any process: the same numbers (the report shares them between two)."""
+    rows: list[Callable[[], dict]] = []
     for strategy in strategy_order(group):
         ms = [m for m in metrics if m.run.strategy == strategy]
         if not ms:
@@ -256,10 +273,10 @@ def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: Bootstra
         default_runs = by_variant.get(default, [])
         excl = [] if default_runs else [{"scenario": None, "variant": default,
                                          "reason": "the default variant has no complete run"}]
-        rows.append(_summary(group, strategy, "default", default, default_runs, excl, boot, min_ideal))
+        rows.append(partial(_summary, group, strategy, "default", default, default_runs, excl, boot, min_ideal))
         if len(variants) > 1:
             for v in variants:
-                rows.append(_summary(group, strategy, "variant", v, by_variant[v], [], boot, min_ideal))
+                rows.append(partial(_summary, group, strategy, "variant", v, by_variant[v], [], boot, min_ideal))
             best: dict[str, RunMetrics] = {}
             for m in ms:
                 if m.fraction.value is None:
@@ -267,6 +284,6 @@ def summarize_strategies(group: Group, metrics: list[RunMetrics], boot: Bootstra
                 cur = best.get(m.run.name)
                 if cur is None or m.fraction.value > cur.fraction.value:
                     best[m.run.name] = m
-            rows.append(_summary(group, strategy, "best_per_scenario", None, list(best.values()), [], boot, min_ideal))
-    joint_repeat_intervals(rows, boot.confidence)
+            rows.append(partial(_summary, group, strategy, "best_per_scenario", None, list(best.values()), [], boot,
+                                min_ideal))
     return rows

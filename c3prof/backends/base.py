@@ -21,6 +21,9 @@ from c3prof.errors import NoGPUError
 from c3prof.plan.model import Variant
 from c3prof.scenarios import Scenario
 
+# The recorded trace a machine without the backend's GPU is pointed to (scripts/run.sh names the same).
+EXAMPLE_TRACE = "tests/data/h200_default_proc2_t.jsonl"
+
 
 class Workload(Protocol):
     """Work enqueued on a stream: a GEMM or a transport. ``rep`` selects rotating inputs."""

@@ -10,7 +10,7 @@ be written (one line, no traceback).
 Output safety is c3prof.outputs, shared with report and capture: every output is checked before a
 trace is read (never an input, never another output, creatable), nothing is created before the
 checks pass, files are written atomically, and the -o and --figures directories are replaced as a
-whole set (a directory holding files c3prof did not write there is refused).
+whole set (a directory holding files this run would not write again is refused).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
 from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # as report's --figures: a re-run replaces these
 from c3prof.figures.formats import parse as parse_figure_formats
-from c3prof.outputs import Output
+from c3prof.outputs import Output, print_written
 
 
 EXAMPLES = """examples:
@@ -38,6 +38,8 @@ EXAMPLES = """examples:
 
 OUT_FILES = ("scenarios.toml", "ingest.json")  # everything -o DIR holds (a re-run replaces these)
 MAX_ROWS = 100_000
+# --wide: the scenario table with every column takes about this many columns.
+WIDE_WIDTH = 200
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rows", type=int, default=30, metavar="N",
                         help=f"scenarios shown in the table (1 to {MAX_ROWS})")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only warnings and where files went")
+    parser.add_argument("--wide", action="store_true",
+                        help="the scenario table with every column (instances, overlap time, the slowdowns' "
+                             "intervals, flags inline); about 200 columns instead of 100")
 
 
 def _outputs(args: argparse.Namespace) -> list[Output]:
@@ -103,17 +108,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, files: list[Path], input_notes: list[str], outputs: dict[str, Output],
          figures: Any) -> int:
-    from rich.console import Console
-
+    from c3prof.console import make_console
     from c3prof.ingest.analyze import ingest_files
     from c3prof.ingest.scenarios_out import build_scenarios
     from c3prof.report.json_out import dumps
 
     to_stdout = args.json == "-"
-    # A pipe or file gets a wide table (rich would fold it to 80 columns); with --json - the JSON
-    # owns stdout and everything else goes to stderr.
+    # Off a terminal the tables take $COLUMNS or 100 (--wide: its own width; rich would fold them
+    # to 80); with --json - the JSON owns stdout and everything else goes to stderr.
     stream = sys.stderr if to_stdout else sys.stdout
-    console = Console(file=stream, highlight=False, width=None if stream.isatty() else 200)
+    console = make_console(stream, wide=WIDE_WIDTH if args.wide else None)
     result = ingest_files(files, input_notes, map_nearest=args.map_nearest,
                           include_last_step=args.include_last_step)
 
@@ -136,9 +140,8 @@ def _run(args: argparse.Namespace, files: list[Path], input_notes: list[str], ou
     else:
         from c3prof.ingest.render import render
 
-        render(result, console, max_rows=args.max_rows)
-    for p in written:
-        console.print(f"wrote {p}", markup=False)
+        render(result, console, max_rows=args.max_rows, wide=args.wide)
+    print_written("ingest", written, to_stderr=to_stdout)
     return 0
 
 

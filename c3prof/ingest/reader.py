@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 from c3prof.ingest.classify import keep_cpu_op
 from c3prof.ingest.errors import KinetoTraceError, ScannerMissingError
 from c3prof.ingest.events import KinetoTrace
+from c3prof.inputs import foreign_kind
 
 MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest._kineto.MISSING_DURATION)
 
@@ -125,14 +126,18 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
                     on_progress(fed)
             scanner.finish()
         except KinetoSyntaxError as exc:
-            raise KinetoTraceError(f"{path}: not valid Kineto JSON at byte {exc.offset}: {exc}") from None
+            kind = foreign_kind(path, expected=("gzip", "kineto"))
+            raise KinetoTraceError(f"{path}: not a Kineto trace but {kind}" if kind else
+                                   f"{path}: not valid Kineto JSON at byte {exc.offset}: {exc}") from None
     if gz is not None and gz.cut_short:
         warnings.append(f"{path}: the gzip stream ends early (truncated file)")
     cols = scanner.columns()
     if not scanner.saw_trace_events:
         if scanner.truncated:
             raise KinetoTraceError(f"{path}: truncated before its 'traceEvents' array (read {fed} bytes)")
-        raise KinetoTraceError(f"{path}: not a Kineto trace (the JSON object has no 'traceEvents' array)")
+        kind = foreign_kind(path, expected=("gzip", "kineto"))
+        raise KinetoTraceError(f"{path}: not a Kineto trace " + (f"but {kind}" if kind else
+                                                                 "(the JSON object has no 'traceEvents' array)"))
     if scanner.truncated:
         warnings.append(
             f"{path}: the JSON ends early (truncated at byte {fed}); analyzing the "

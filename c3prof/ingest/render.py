@@ -6,18 +6,11 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
+from c3prof.console import CLASS_SHORT, compact_table, number, percent, ratio, wrap_name
 from c3prof.ingest.analyze import IngestResult
 
 
-def _num(v, fmt="{:.2f}") -> str:
-    return "-" if v is None else fmt.format(v)
-
-
-def _ci(ci) -> str:
-    return "" if not ci else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
-
-
-def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
+def render(result: IngestResult, console: Console, max_rows: int = 30, wide: bool = False) -> None:
     for t in result.traces:
         flag = " [yellow](truncated)[/]" if t.truncated else ""
         console.print(f"[bold]{escape(t.path)}[/] rank {t.rank} ({t.rank_from}): {t.events_seen} events, "
@@ -25,6 +18,49 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
                       f"{t.n_other} other{flag}")
     _overlap_table(result, console)
     _breakdown_table(result, console)
+    (_wide_regions if wide else _compact_regions)(result, console, max_rows)
+    if len(result.results) > max_rows:
+        console.print(f"... {len(result.results) - max_rows} more scenarios in the JSON output")
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w)}")
+    for n in result.notes:
+        console.print(f"note: {escape(n)}")
+
+
+# The compact table's scenario column (ingested names run to 40 characters and more): the table
+# then fits 100 columns.
+SCENARIO_WIDTH = 18
+
+
+def _compact_regions(result: IngestResult, console: Console, max_rows: int) -> None:
+    """The regions in 100 columns, as report's compact table: slowdowns without their intervals,
+    flags listed below it (--wide: every column, and the number of instances)."""
+    table = compact_table(f"C3 regions by scenario ({result.region_set.n_regions} overlapping pairs; "
+                          "95% intervals; ! see flags)")
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("scenario", "left"), ("class", "left"), ("share", "right"), ("ideal", "right"), ("real.", "right"),
+        ("fraction of ideal", "right"), ("G sd", "right"), ("C sd", "right"), ("replay as", "left"))
+    for col, just in columns:
+        table.add_column(col, justify=just, no_wrap=col not in ("scenario", "replay as"), overflow="fold",
+                         min_width=SCENARIO_WIDTH if col == "scenario" else None)
+    shown = result.results[:max_rows]
+    for r in shown:
+        table.add_row(escape(wrap_name(r.scenario, SCENARIO_WIDTH)), CLASS_SHORT.get(r.taxonomy, r.taxonomy) if r.taxonomy else "-",
+                      f"{100 * r.time_share:.1f}%", number(r.ideal_speedup), number(r.realized_speedup),
+                      percent(r.fraction_of_ideal, r.fraction_ci), number(r.gemm_slowdown), number(r.comm_slowdown),
+                      (r.replay_op or "[dim]-[/]") + (" !" if r.flags else ""))
+    console.print(table)
+    console.print("[dim]share = of the trace's overlapped time; real. = realized speedup; G sd / C sd = GEMM / "
+                  "communication slowdown; replay as: the c3prof scenario that replays it (- none); "
+                  "instances, overlap times and every interval: --wide or --json.[/]")
+    flagged = [(r.scenario, f) for r in shown for f in r.flags]
+    if flagged:
+        console.print("[yellow]Flags:[/]")
+        for name, f in flagged:
+            console.print(f"  [yellow]![/] {escape(name)}: {escape(f)}")
+
+
+def _wide_regions(result: IngestResult, console: Console, max_rows: int) -> None:
     table = Table(title=f"C3 regions by scenario ({result.region_set.n_regions} overlapping pairs)")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("scenario", "left"), ("taxonomy", "left"), ("n", "right"), ("overlap ms", "right"), ("share", "right"),
@@ -35,16 +71,10 @@ def render(result: IngestResult, console: Console, max_rows: int = 30) -> None:
     for r in result.results[:max_rows]:
         table.add_row(
             escape(r.scenario) + ("".join(f"\n[yellow]flag:[/] {escape(f)}" for f in r.flags)), r.taxonomy or "-", str(r.n_instances), f"{r.overlap_ns / 1e6:.3f}",
-            f"{100 * r.time_share:.1f}%", _num(r.gemm_slowdown) + _ci(r.gemm_slowdown_ci),
-            _num(r.comm_slowdown) + _ci(r.comm_slowdown_ci), _num(r.ideal_speedup), _num(r.realized_speedup),
-            _num(r.fraction_of_ideal) + _ci(r.fraction_ci), r.replay_op or "[dim]not replayable[/]")
+            f"{100 * r.time_share:.1f}%", ratio(r.gemm_slowdown, r.gemm_slowdown_ci, 2),
+            ratio(r.comm_slowdown, r.comm_slowdown_ci, 2), number(r.ideal_speedup), number(r.realized_speedup),
+            percent(r.fraction_of_ideal, r.fraction_ci), r.replay_op or "[dim]not replayable[/]")
     console.print(table)
-    if len(result.results) > max_rows:
-        console.print(f"... {len(result.results) - max_rows} more scenarios in the JSON output")
-    for w in result.warnings:
-        console.print(f"[yellow]warning:[/] {escape(w)}")
-    for n in result.notes:
-        console.print(f"note: {escape(n)}")
 
 
 def _overlap_table(result: IngestResult, console: Console) -> None:
@@ -62,7 +92,7 @@ def _overlap_table(result: IngestResult, console: Console) -> None:
         first = True
         for d in views.get(tr.rank, [None]):
             cov = None if d is None else d.comm_covered_by_gemm
-            t.add_row(str(tr.rank) if first else "", (_num(hta, "{:.2f}%") if first else ""),
+            t.add_row(str(tr.rank) if first else "", (("-" if hta is None else f"{hta:.2f}%") if first else ""),
                       escape(iters) if first else "", "-" if d is None else str(d.device),
                       "-" if d is None else f"{d.comm_ns / 1e6:.3f}", "-" if d is None else f"{d.gemm_ns / 1e6:.3f}",
                       "-" if d is None else f"{d.c3_ns / 1e6:.3f}", "-" if cov is None else f"{100 * cov:.1f}%")

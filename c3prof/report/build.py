@@ -18,7 +18,8 @@ from c3prof.analysis.speedup import (AUTO, BootstrapSettings, Estimate, RunMetri
                                      resolve_jobs)
 from c3prof.analysis.stats import MIN_REPS
 from c3prof.analysis.counters import perturbation_summary
-from c3prof.analysis.strategies import CI_METHOD, DEFAULT_MIN_IDEAL, strategy_order, summarize_strategies
+from c3prof.analysis.strategies import (CI_METHOD, DEFAULT_MIN_IDEAL, joint_repeat_intervals, strategy_order,
+                                        summary_rows)
 
 SCHEMA = "c3prof-report"
 SCHEMA_VERSION = 1
@@ -81,11 +82,29 @@ def method_rules(settings: ReportSettings, split_by: str) -> list[dict]:
     ]
 
 
-def _est(prefix: str, e: Estimate, reasons: dict, ci_key: str | None = None) -> dict:
-    ci_key = ci_key or f"{prefix}_ci"
-    if not e.ci.ok and e.ci.reason:
-        reasons[prefix] = e.ci.reason
-    return {prefix: e.value, ci_key: e.ci_list}
+# A result row's estimates: (key, RunMetrics field, key of its interval), in the row's order.
+_PRIMARY_ESTIMATES = (("ideal_speedup", "ideal", "ideal_speedup_ci"),
+                      ("realized_speedup", "realized", "realized_speedup_ci"),
+                      ("fraction_of_ideal", "fraction", "fraction_ci"))
+_OWN_ESTIMATES = (("ideal_speedup", "own_ideal", "ideal_speedup_ci"),
+                  ("realized_speedup", "own_realized", "realized_speedup_ci"),
+                  ("fraction_of_ideal", "own_fraction", "fraction_ci"))
+_KERNEL_ESTIMATES = (("gemm_slowdown", "gemm_slowdown", "gemm_slowdown_ci"),
+                     ("comm_slowdown", "comm_slowdown", "comm_slowdown_ci"),
+                     ("overlap_fraction", "overlap", "overlap_fraction_ci"),
+                     ("gemm_drift", "gemm_drift", "gemm_drift_ci"))
+
+
+def _put_estimates(row: dict, m: RunMetrics, table: tuple, reasons: dict) -> None:
+    """Each estimate of ``table`` into ``row``: its value and interval, and into ``reasons`` why it
+    has no interval (written in place: a large report has some 100,000 of them)."""
+    for key, attr, ci_key in table:
+        e: Estimate = getattr(m, attr)
+        ci = e.ci
+        if ci.low is None and ci.reason:
+            reasons[key] = ci.reason
+        row[key] = e.value
+        row[ci_key] = ci.as_list()
 
 
 # A run's GEMM alone differing from base's by more than this (and significantly) is flagged.
@@ -131,22 +150,19 @@ def _result(group: Group, m: RunMetrics, t: tax.RunTaxonomy, min_ideal: float = 
         "reference": m.reference, "reference_note": m.reference_note,
         "n_reps": min(m.n_reps.values()), "n_reps_by_phase": m.n_reps,
         "medians_ms": m.medians, "base_medians_ms": m.base_medians,
-        **_est("ideal_speedup", m.ideal, reasons),
-        **_est("realized_speedup", m.realized, reasons),
-        **_est("fraction_of_ideal", m.fraction, reasons, "fraction_ci"),
-        "own": {**_est("ideal_speedup", m.own_ideal, own_reasons),
-                **_est("realized_speedup", m.own_realized, own_reasons),
-                **_est("fraction_of_ideal", m.own_fraction, own_reasons, "fraction_ci"),
-                "ci_reasons": own_reasons},
-        **_est("gemm_slowdown", m.gemm_slowdown, reasons),
-        **_est("comm_slowdown", m.comm_slowdown, reasons),
-        **_est("overlap_fraction", m.overlap, reasons),
-        **_est("gemm_drift", m.gemm_drift, reasons),
+    }
+    _put_estimates(row, m, _PRIMARY_ESTIMATES, reasons)
+    own: dict = {}
+    _put_estimates(own, m, _OWN_ESTIMATES, own_reasons)
+    own["ci_reasons"] = own_reasons
+    row["own"] = own
+    _put_estimates(row, m, _KERNEL_ESTIMATES, reasons)
+    row.update({
         "paired": m.paired, "visits": m.visits, "rank_spread": _rank_spread(m), "flags": _flags(m, min_ideal),
         "ci_reasons": reasons,
         "validation_ok": (all(v["ok"] for v in run.validations) if run.validations else None),
         "sources": run.sources,
-    }
+    })
     return row
 
 
@@ -177,15 +193,30 @@ def _strip(rec: dict) -> dict:
     return out
 
 
-def _strategies_beside(jobs: int, n_runs: int) -> Callable[[Callable[[], list[dict]]], forked.Later]:
-    """How build_report runs the strategy summary: in a forked child (forked.in_background) when
-    ``jobs`` allows more than one process for these runs (speedup.resolve_jobs), else here, at once.
-    The same rows either way: every draw comes from a generator keyed by the row's names. The
-    child's compiled kernels keep all their threads: this process's share meanwhile is Python on
-    one core, and done first."""
-    if resolve_jobs(jobs, n_runs) < 2 or not forked.can_fork():
-        return lambda work: forked.Later.done(work())
-    return forked.in_background
+class _StrategiesBeside:
+    """The strategy summary's rows (strategies.summary_rows), computed beside build_report's other
+    work when ``jobs`` allows more than one process for these runs (speedup.resolve_jobs): a forked
+    child (forked.in_background) takes rows from the front while this process computes the per-run
+    rows, falsification and interference; then this process takes rows from the back (forked.Claims)
+    until the two meet, instead of waiting for the child to finish them all. Otherwise every row is
+    computed here, at once. The same rows either way: every draw comes from a generator keyed by
+    the row's names. The child's compiled kernels keep all their threads: this process's share
+    meanwhile is Python on one core."""
+
+    def __init__(self, rows: list[Callable[[], dict]], jobs: int, n_runs: int) -> None:
+        self._rows = rows
+        self._claims = forked.Claims(len(rows))
+        beside = resolve_jobs(jobs, n_runs) >= 2 and forked.can_fork()
+        self._child = forked.in_background(self._from_front) if beside else forked.Later.done(self._from_front())
+
+    def _from_front(self) -> dict[int, dict]:
+        return {at: self._rows[at]() for at in iter(self._claims.first, None)}
+
+    def result(self) -> list[dict]:
+        """Every row, in order: those the child has not taken computed here first."""
+        mine = {at: self._rows[at]() for at in iter(self._claims.last, None)}
+        done = {**self._child.result(), **mine}
+        return [done[at] for at in range(len(self._rows))]
 
 
 def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> dict:
@@ -213,10 +244,9 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
         strat_order = {s: i for i, s in enumerate(strategy_order(group))}
         ordered = sorted(metrics, key=lambda m: (scen_order[m.run.name], strat_order.get(m.run.strategy, 99),
                                                  group.variant_order[m.run.strategy].index(m.run.variant)))
-        beside = _strategies_beside(settings.jobs, len(ordered))
-        # The strategy summary (about a fifth of a large report, mostly compiled resampling) in a
-        # forked child while the per-run rows, falsification and interference are computed here.
-        summary = beside(lambda: summarize_strategies(group, ordered, settings.boot, settings.min_ideal))
+        # The strategy summary: about a fifth of a large report, mostly compiled resampling.
+        summary = _StrategiesBeside(summary_rows(group, ordered, settings.boot, settings.min_ideal), settings.jobs,
+                                    len(ordered))
         for m in ordered:
             own = (m.medians["T_g"], m.medians["T_c"])
             base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
@@ -224,7 +254,9 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
             report["results"].append(_result(group, m, t, settings.min_ideal))
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
         dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence)
-        report["strategies"].extend(summary.result())
+        strategy_rows = summary.result()
+        joint_repeat_intervals(strategy_rows, settings.boot.confidence)
+        report["strategies"].extend(strategy_rows)
         if dose["arms"]:
             report["interference"].append(dose)
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))

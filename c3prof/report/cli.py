@@ -27,7 +27,7 @@ from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
 from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
 from c3prof.figures.formats import parse as parse_figure_formats
-from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order
+from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order, print_written
 from c3prof.trace import gc_paused
 
 
@@ -96,10 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ana.add_argument("--split-by", choices=SPLIT_MODES, default=None,
                      help="how traces are grouped and pooled: by GPU name, by host, or per trace file "
                           "(default: by GPU name; per trace file for runs whose definitions differ between traces)")
-    ana.add_argument("-j", "--jobs", type=_jobs, default=AUTO, metavar="N|auto",
+    ana.add_argument("-j", "--jobs", type=_jobs, default="auto", metavar="N|auto",
                      help="processes sharing the analysis (the bootstrap, and the strategy summary beside the "
                           "rest; the report is the same for any N); faster on a large "
-                          f"trace when cores are idle. auto (the default): one per usable CPU (at most 4) for a "
+                          f"trace when cores are idle. auto: one per usable CPU (at most 4) for a "
                           f"group of {AUTO_MIN_RUNS}+ runs, else 1")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
@@ -256,9 +256,7 @@ def _report(args, settings, files, outputs: list[Output], figures) -> int:
         from c3prof.report.table import render
 
         render(report, wide=args.wide)
-    if written and not args.quiet:
-        print(f"c3prof report: wrote {len(written)} file(s): {', '.join(written)}",
-              file=sys.stderr if to_stdout else sys.stdout)
+    print_written("report", written, to_stderr=to_stdout)
     if args.strict and report["alerts"]:
         print(f"c3prof report: {len(report['alerts'])} alert(s) (--strict)", file=sys.stderr)
         return 1

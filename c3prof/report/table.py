@@ -6,39 +6,15 @@ Rendering only: every number comes from the report dict.
 
 from __future__ import annotations
 
-import os
-import sys
-
-from rich import box
 from rich.console import Console
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
+from c3prof.console import CLASS_SHORT, compact_table, make_console, number, percent, ratio, wrap_name
 from c3prof.units import format_bytes, format_duration_us
 
 VERDICT_STYLE = {"holds": "bold green", "refuted": "bold red", "inconclusive": "yellow",
                  "not enough data": "dim"}
-
-
-def _x(v, ci=None, digits=3) -> str:
-    """A ratio with its interval: 1.163 [1.159, 1.172]; n/a for null."""
-    if v is None:
-        return "n/a"
-    s = f"{v:.{digits}f}"
-    return s + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else " [-]")
-
-
-def _num(v, digits=2) -> str:
-    """A ratio without an interval (compact columns): 1.16; n/a for null."""
-    return "n/a" if v is None else f"{v:.{digits}f}"
-
-
-def _pct(v, ci=None, sign: str = "%") -> str:
-    """A fraction and its interval as whole percentages; ``sign=""`` for a column marked (%)."""
-    if v is None:
-        return "n/a"
-    return f"{v * 100:.0f}{sign}" + (f" [{ci[0] * 100:.0f}{sign}, {ci[1] * 100:.0f}{sign}]" if ci else " [-]")
 
 
 def _counter(entry: dict | None, kind: str) -> str:
@@ -47,27 +23,18 @@ def _counter(entry: dict | None, kind: str) -> str:
         return "-"
     v, ci = entry["value"], entry.get("ci")
     if kind == "%":
-        text = _pct(v, ci)
+        text = percent(v, ci)
     else:
-        text = _x(v, ci)
+        text = ratio(v, ci)
     return text.replace(" [-]", " (1 meas.)" if entry.get("n", 2) == 1 or "single" in str(entry.get("note")) else " [-]")
 
 
-def _table(title: str) -> Table:
-    """Compact tables: no vertical rules, one space of padding (the default report fits 100 columns)."""
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-
-
-def make_console(file=None, wide: bool = False) -> Console:
-    file = file or sys.stdout
-    # The default report fits 100 columns; --wide needs about 230. Off a terminal (pipes, CI logs)
-    # use $COLUMNS or that width, instead of squeezing tables into 80 columns.
-    width = None if file.isatty() else int(os.environ.get("COLUMNS", "240" if wide else "100"))
-    return Console(file=file, width=width, highlight=False, soft_wrap=False)
+# The compact report fits 100 columns; --wide needs about 230.
+WIDE_WIDTH = 240
 
 
 def _inputs(con: Console, rep: dict) -> None:
-    t = _table("Traces")
+    t = compact_table("Traces")
     for col in ("file", "rank/world", "host", "group", "status"):
         t.add_column(col)
     for i in rep["inputs"]:
@@ -88,17 +55,18 @@ def _inputs(con: Console, rep: dict) -> None:
                       f"median {p['median']:.3f}x, range {p['min']:.3f}-{p['max']:.3f}{gemm}")
 
 
-CLASS_SHORT = {"GC-equal": "GC=", "G-long": "G-long", "C-long": "C-long"}
+# The compact table's scenario column: this wide at 100 columns (wider on a wider terminal).
+SCENARIO_WIDTH = 16
 
 
 def _compact_row(r: dict, first: bool) -> list[str]:
     flag = "!" if r.get("flags") else ""
-    return [r["scenario"] if first else "", CLASS_SHORT.get(r["taxonomy"], r["taxonomy"]) if first else "",
+    return [wrap_name(r["scenario"], SCENARIO_WIDTH) if first else "", CLASS_SHORT.get(r["taxonomy"], r["taxonomy"]) if first else "",
             f"{r['strategy']}/{r['variant']}" + ("*" if r["default_variant"] else ""),
-            _num(r["ideal_speedup"]),
-            _num(r["realized_speedup"]),
-            _pct(r["fraction_of_ideal"], r["fraction_ci"]),
-            _num(r["gemm_slowdown"]), _num(r["comm_slowdown"]),
+            number(r["ideal_speedup"]),
+            number(r["realized_speedup"]),
+            percent(r["fraction_of_ideal"], r["fraction_ci"]),
+            number(r["gemm_slowdown"]), number(r["comm_slowdown"]),
             flag]
 
 
@@ -107,11 +75,11 @@ def _wide_row(r: dict, first: bool) -> list[str]:
     return [r["scenario"] if first else "", r["taxonomy"] if first else "",
             d["gemm"]["class"].replace("-bound", ""), d["comm"].replace("-bound", ""), r.get("link") or "-",
             r["strategy"], r["variant"] + ("*" if r["default_variant"] else ""), r["reference"],
-            _x(r["ideal_speedup"], r["ideal_speedup_ci"], 2), _x(r["realized_speedup"], r["realized_speedup_ci"], 2),
-            _pct(r["fraction_of_ideal"], r["fraction_ci"]),
-            "-" if r["reference"] == "own" else _pct(r["own"]["fraction_of_ideal"]).replace(" [-]", ""),
-            _x(r["gemm_slowdown"], r["gemm_slowdown_ci"]), _x(r["comm_slowdown"], r["comm_slowdown_ci"]),
-            _x(r.get("gemm_drift"), r.get("gemm_drift_ci")), "yes" if r.get("paired") else "no", str(r["n_reps"])]
+            ratio(r["ideal_speedup"], r["ideal_speedup_ci"], 2), ratio(r["realized_speedup"], r["realized_speedup_ci"], 2),
+            percent(r["fraction_of_ideal"], r["fraction_ci"]),
+            "-" if r["reference"] == "own" else percent(r["own"]["fraction_of_ideal"]).replace(" [-]", ""),
+            ratio(r["gemm_slowdown"], r["gemm_slowdown_ci"]), ratio(r["comm_slowdown"], r["comm_slowdown_ci"]),
+            ratio(r.get("gemm_drift"), r.get("gemm_drift_ci")), "yes" if r.get("paired") else "no", str(r["n_reps"])]
 
 
 COMPACT_COLUMNS = ("scenario", "class", "strategy/variant", "ideal", "real.", "fraction of ideal", "G sd", "C sd", "")
@@ -124,10 +92,10 @@ def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None
     if not rows:
         return
     conf = f"{rep['settings']['confidence']:.0%}"
-    t = _table(f"Results on {platform} (medians; {conf} intervals; * default variant; ! see flags)")
+    t = compact_table(f"Results on {platform} (medians; {conf} intervals; * default variant; ! see flags)")
     for col in WIDE_COLUMNS if wide else COMPACT_COLUMNS:
         t.add_column(col, no_wrap=col != "scenario", max_width=None if wide or col != "scenario" else 24,
-                     min_width=16 if col == "scenario" else None, overflow="fold")
+                     min_width=SCENARIO_WIDTH if col == "scenario" else None, overflow="fold")
     last = None
     for r in rows:
         t.add_row(*(_wide_row if wide else _compact_row)(r, r["scenario"] != last))
@@ -163,7 +131,7 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
     rows = [s for s in rep["strategies"] if s["platform"] == platform]
     if not rows:
         return
-    t = _table(f"Per strategy on {platform}: mean fraction of ideal over scenarios (%)")
+    t = compact_table(f"Per strategy on {platform}: mean fraction of ideal over scenarios (%)")
     for col in ("strategy", "variant", "n", "mean, scenarios", "this suite", "a repeat (all)", "G sd", "C sd"):
         t.add_column(col, no_wrap=True)
     defaults = {s["strategy"]: s["variant"] for s in rows if s["selection"] == "default"}
@@ -175,7 +143,7 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
                  (s["variant"] or "-") + ("*" if s["selection"] == "default" else ""))
         sd = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
         t.add_row(s["strategy"], label, str(s["n_scenarios"]),
-                  _pct(s["mean_fraction_of_ideal"], s["mean_fraction_ci"], sign=""),
+                  percent(s["mean_fraction_of_ideal"], s["mean_fraction_ci"], sign=""),
                   _bracket(s.get("mean_fraction_ci_suite")), _bracket(s.get("mean_fraction_pi_repeat_all")),
                   sd(s["mean_gemm_slowdown"]), sd(s["mean_comm_slowdown"]))
         name = f"{s['strategy']}/{s['variant'] or 'best'}"
@@ -207,7 +175,7 @@ def _bracket(ci: list[float] | None) -> str:
 def _falsification(con: Console, rep: dict) -> None:
     if not rep["falsification"]:
         return
-    t = _table("Falsification: " + rep["falsification"][0]["premise"])
+    t = compact_table("Falsification: " + rep["falsification"][0]["premise"])
     for col in ("GEMM", "transfer", "DMA", "SM", "DMA - SM (paired CI)", "ovl.", "verdict"):
         t.add_column(col, no_wrap=True)
     for f in rep["falsification"]:
@@ -216,7 +184,7 @@ def _falsification(con: Console, rep: dict) -> None:
         diff = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [-]")
         size = format_bytes(tr["bytes"]) if tr and isinstance(tr.get("bytes"), int) and tr["bytes"] > 0 else "?"
         t.add_row(f["gemm"]["label"].replace(" bf16", ""), f"{size} {f.get('link') or tr['op']}" if tr else "-",
-                  _num(f["slowdown"]), _num(f["sm_slowdown"]),
+                  number(f["slowdown"]), number(f["sm_slowdown"]),
                   diff, "-" if f["overlap_fraction"] is None else f"{f['overlap_fraction']:.0%}",
                   Text(f["verdict"], style=VERDICT_STYLE.get(f["verdict"], "")))
     con.print(t)
@@ -234,7 +202,7 @@ def _falsification(con: Console, rep: dict) -> None:
 def _interference(con: Console, rep: dict) -> None:
     """The dose-response: GEMM slowdown against copy-engine bytes/s, and the threshold per link and GEMM."""
     for d in rep.get("interference", []):
-        t = _table(f"Interference dose-response on {d['platform']}: GEMM slowdown vs copy-engine rate")
+        t = compact_table(f"Interference dose-response on {d['platform']}: GEMM slowdown vs copy-engine rate")
         for col in ("link", "GEMM", "copies", "GB/s avg/GEMM", "GEMM slowdown", "DMA-SM"):
             t.add_column(col, no_wrap=True)
         for a in sorted(d["arms"], key=lambda a: (a["link"], a["gemm"], a["rate_gbps"])):
@@ -245,7 +213,7 @@ def _interference(con: Console, rep: dict) -> None:
             rates = f"{a['rate_gbps']:.1f}/" + ("-" if window is None else f"{window:.1f}")
             diff = a["dma_minus_sm"]
             t.add_row(a["link"].removeprefix("pcie_"), a["gemm"].replace(" bf16", ""), copies, rates,
-                      _x(a["slowdown"], a["slowdown_ci"]), "n/a" if diff is None else f"{diff:+.3f}")
+                      ratio(a["slowdown"], a["slowdown_ci"]), "n/a" if diff is None else f"{diff:+.3f}")
         con.print(t)
         con.print("[dim]GB/s avg/GEMM: the transfer's average rate alone / the rate during the GEMM's interval "
                   "(modelled from the copies' schedule: the dose the thresholds use). DMA-SM: paired difference "
@@ -261,25 +229,25 @@ def _interference(con: Console, rep: dict) -> None:
 def _controls(con: Console, d: dict) -> None:
     if not d.get("controls"):
         return
-    t = _table("Controls beside the same GEMMs (base runs, no copy engine)")
+    t = compact_table("Controls beside the same GEMMs (base runs, no copy engine)")
     for col in ("control", "GEMM", "CTAs", "HBM write GB/s", "GEMM slowdown"):
         t.add_column(col, no_wrap=True)
     for c in sorted(d["controls"], key=lambda c: (c["kind"], c["gemm"], c["hbm_write_gbps"])):
         label = c["kind"] + (f" {format_duration_us(c['duration_us'])}" if c.get("duration_us") else "")
         t.add_row(label, c["gemm"].replace(" bf16", ""), str(c.get("ctas") or "-"), f"{c['hbm_write_gbps']:.1f}",
-                  _x(c["slowdown"], c["slowdown_ci"]))
+                  ratio(c["slowdown"], c["slowdown_ci"]))
     con.print(t)
 
 
 def _mechanism(con: Console, d: dict) -> None:
     if not d.get("mechanism"):
         return
-    t = _table("Mechanism (Nsight Compute, per repetition): what each arm adds to the GEMM's memory traffic")
+    t = compact_table("Mechanism (Nsight Compute, per repetition): what each arm adds to the GEMM's memory traffic")
     for col in ("scenario", "carrier", "GEMM slowdown", "DRAM rd +MB", "wr +MB", "L2 hit, SM loads"):
         t.add_column(col, no_wrap=True)
     pct = lambda v: "-" if v is None else f"{v:.2%}"   # noqa: E731
     for r in d["mechanism"]:
-        t.add_row(r["scenario"], "CE" if r["carrier"] == "copy_engine" else "SM", _x(r["slowdown"], r["slowdown_ci"]), f"{r['dram_read_added_mb']:+.1f}",
+        t.add_row(r["scenario"], "CE" if r["carrier"] == "copy_engine" else "SM", ratio(r["slowdown"], r["slowdown_ci"]), f"{r['dram_read_added_mb']:+.1f}",
                   f"{r['dram_write_added_mb']:+.1f}", f"{pct(r['l2_sm_read_hit_alone'])}->{pct(r['l2_sm_read_hit_beside'])}")
     con.print(t)
 
@@ -303,14 +271,14 @@ def _problems(con: Console, rep: dict) -> None:
         body = "\n".join(f"- {a['message']}" for a in rep["alerts"])
         con.print(Panel(body, title="ALERTS", border_style="bold red", style="red"))
     if rep["incomplete"]:
-        t = _table("Incomplete runs (left out of the results)")
+        t = compact_table("Incomplete runs (left out of the results)")
         for col in ("platform", "run", "missing phases", "errors"):
             t.add_column(col)
         for i in rep["incomplete"]:
             t.add_row(i["platform"], i["run"], ", ".join(i["missing_phases"]), "; ".join(map(str, i["errors"])))
         con.print(t)
     if rep["errors"]:
-        t = _table("Error records")
+        t = compact_table("Error records")
         for col in ("platform", "run", "phase", "message", "trace"):
             t.add_column(col)
         for e in rep["errors"]:
@@ -325,7 +293,7 @@ def _problems(con: Console, rep: dict) -> None:
 
 
 def render(rep: dict, console: Console | None = None, wide: bool = False) -> None:
-    con = console or make_console(wide=wide)
+    con = console or make_console(wide=WIDE_WIDTH if wide else None)
     _inputs(con, rep)
     for m in rep["machine"]:
         _results(con, rep, m["platform"], wide)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 
-from c3prof.backends.base import isolated_visible_devices
+from c3prof.backends.base import EXAMPLE_TRACE, isolated_visible_devices
 from c3prof.errors import C3profError, NoGPUError
 
-EXAMPLE_TRACE = "tests/data/h200_default_2.jsonl"
 NO_GPU_HINT = (f"c3prof capture needs an NVIDIA GPU; without one, analyze a recorded trace: "
                f"`c3prof report {EXAMPLE_TRACE} --figures out/figures`")
 

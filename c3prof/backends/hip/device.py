@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 
+from c3prof.backends.base import EXAMPLE_TRACE
 from c3prof.errors import C3profError, NoGPUError
 
 NO_GPU_HINT = ("c3prof capture --backend hip needs an AMD GPU with ROCm; without one, analyze a recorded trace: "
-               "`c3prof report tests/data/h200_default_2.jsonl`")
+               f"`c3prof report {EXAMPLE_TRACE}`")
 
 # Set (when not already set) before the HIP runtime loads. HSA_ENABLE_SDMA=1 lets hipMemcpy* use the
 # SDMA copy engines (0 would turn every copy into a blit kernel on the CUs, the opposite of the dma

@@ -17,7 +17,7 @@ from c3prof.advise.data import MeasuredRun, MeasuredScenario, measured_set
 from c3prof.advise.evaluate import (RULES, interval_coverage, loso, measured_best, near_ties, rule_choice, score,
                                     summarize)
 from c3prof.advise.fit import capture_inputs, fit
-from c3prof.advise.model import Row, Shape, fit_tables, hbm_demand
+from c3prof.advise.model import Row, Shape, TableRows, fit_tables, hbm_demand
 from c3prof.advise.predict import Advice, Inputs, Prediction, _overlap_distance, advise, residual_key
 from c3prof.advise.settings import settings_for
 from c3prof.analysis.speedup import BootstrapSettings
@@ -68,6 +68,29 @@ def test_measured_set_reads_every_default_scenario(train):
 
 
 # ---- the tie rule, hit and loss -----------------------------------------------------------------
+
+def test_kept_rows_give_the_tables_fitted_afresh(train):
+    """TableRows (the rows leave-one-scenario-out shares between folds): every fold's tables equal
+    those fitted without it, row for row; a scenario's rows are reused while the peak rate is the
+    same and made again when the fold leaves out the scenario that set it."""
+    scenarios = train.scenarios
+    rows = TableRows()
+    peaks = set()
+    for s in scenarios:
+        fold = [o for o in scenarios if o.definition != s.definition]
+        kept, fresh = fit_tables(fold, rows), fit_tables(fold)
+        peaks.add(fresh.rates.peak_bytes_per_ms)
+        for table in ("gemm_partition", "comm_factor", "overlap", "params"):
+            assert getattr(kept, table) == getattr(fresh, table), table
+    assert len(peaks) == 2   # the folds without the scenario that sets the peak rate have another
+    first, peak = scenarios[0], fit_tables(scenarios).rates.peak_bytes_per_ms
+    kept = rows.of(first, peak)
+    assert rows.of(first, peak) is kept                  # the same peak: the rows made before
+    other = rows.of(first, 2.0 * peak)                   # another peak: made again, demand halved
+    demand = [r.log_demand for table, _, r in kept if table == "overlap"]
+    assert demand and [r.log_demand for table, _, r in other if table == "overlap"] == \
+        pytest.approx([d - 1.0 for d in demand])
+
 
 def test_ties_are_runs_whose_interval_overlaps_the_best():
     best, ties = measured_best(synthetic_scenario())

@@ -27,7 +27,7 @@ import numpy as np
 
 from c3prof.advise.data import MeasuredRun, MeasuredScenario
 from c3prof.advise.fit import capture_inputs, fit
-from c3prof.advise.model import AdviceModel, gemm_tiles
+from c3prof.advise.model import AdviceModel, TableRows, gemm_tiles
 from c3prof.advise.predict import Advice, advise
 
 H200_SMS = 132            # the smaller-grid rule's SM count when no run of the scenario split the SMs
@@ -119,8 +119,10 @@ def score(model: AdviceModel, s: MeasuredScenario) -> ScenarioScore:
 
 def loso(scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:
     """Each scenario advised by a model fitted on all the others, leaving out every scenario of the
-    same definition (the same GEMM and transfer under another name, e.g. in another suite) too."""
-    return [score(fit([o for o in scenarios if o.definition != s.definition]), s) for s in scenarios]
+    same definition (the same GEMM and transfer under another name, e.g. in another suite) too.
+    The folds share the scenarios' table rows (model.TableRows)."""
+    rows = TableRows()
+    return [score(fit([o for o in scenarios if o.definition != s.definition], rows), s) for s in scenarios]
 
 
 def held_out(model: AdviceModel, scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from c3prof.advise.data import MeasuredScenario
-from c3prof.advise.model import AdviceModel, fit_tables
+from c3prof.advise.model import AdviceModel, TableRows, fit_tables
 from c3prof.advise.predict import Inputs, predict_one, residual_key
 from c3prof.errors import C3profError
 
@@ -28,12 +28,14 @@ def capture_inputs(s: MeasuredScenario) -> Inputs:
     return Inputs(name=s.name, gemm=s.gemm, comm=s.comm, t_g=s.base_t_g, t_c=s.base_t_c, source=CAPTURE_SOURCE)
 
 
-def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, str | None, float]]:
+def loso_residuals(scenarios: list[MeasuredScenario],
+                   rows: TableRows | None = None) -> list[tuple[str, str | None, float]]:
     """(candidate, link, log(measured / predicted) T_cc) of every run, each scenario predicted
-    without itself."""
+    without itself. ``rows``: the scenarios' table rows, kept between the folds' fits."""
+    rows = rows if rows is not None else TableRows()
     out = []
     for s in scenarios:
-        sub = fit_tables([o for o in scenarios if o.definition != s.definition])
+        sub = fit_tables([o for o in scenarios if o.definition != s.definition], rows)
         for key, run in s.runs.items():
             if key not in sub.params:
                 continue
@@ -43,11 +45,14 @@ def loso_residuals(scenarios: list[MeasuredScenario]) -> list[tuple[str, str | N
     return out
 
 
-def fit(scenarios: list[MeasuredScenario]) -> AdviceModel:
+def fit(scenarios: list[MeasuredScenario], rows: TableRows | None = None) -> AdviceModel:
+    """The model fitted on ``scenarios``, with its interval. ``rows``: the scenarios' table rows,
+    kept between fits (evaluate.loso fits once per held-out scenario)."""
     if not scenarios:
         raise C3profError("no training scenario to fit the advice model on")
-    model = fit_tables(scenarios)
-    res = loso_residuals(scenarios) if len(scenarios) > 2 else []
+    rows = rows if rows is not None else TableRows()
+    model = fit_tables(scenarios, rows)
+    res = loso_residuals(scenarios, rows) if len(scenarios) > 2 else []
     model.n_residuals = len(res)
     model.residual_q = _quantiles([r for *_, r in res])
     if len(res) >= MIN_RESIDUALS:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -203,25 +204,55 @@ def concurrent_time(t_g: float, t_c: float, e: float) -> float:
     return t_g + t_c - e * min(t_g, t_c)
 
 
-def _add_rows(model: AdviceModel, s: MeasuredScenario) -> None:
+def _rows_of(s: MeasuredScenario, peak: float) -> list[tuple[str, Any, Any]]:
+    """What scenario ``s`` adds to a model whose rate model's peak is ``peak``, in order: (table,
+    key, row) for the three tables, ("params", key, the variant's params) for each run."""
     shape = Shape.of(s.gemm, s.comm)
-    peak = model.rates.peak_bytes_per_ms
+    out: list[tuple[str, Any, Any]] = []
     for key, r in s.runs.items():
-        model.params.setdefault(key, r.params)
+        out.append(("params", key, r.params))
         sms = r.params.get("gemm_sms")
         if sms is not None:
-            model.gemm_partition.setdefault(int(sms), []).append(Row(s.name, shape, r.t_g / s.base_t_g))
-        model.comm_factor.setdefault(key, []).append(Row(s.name, shape, r.t_c / s.base_t_c))
-        model.overlap.setdefault(key, []).append(
-            Row(s.name, shape, overlap_efficiency(r.t_g, r.t_c, r.t_cc), math.log2(r.t_c / r.t_g),
-                math.log2(hbm_demand(s.gemm, s.comm, r.t_g, r.t_c, peak))))
+            out.append(("gemm_partition", int(sms), Row(s.name, shape, r.t_g / s.base_t_g)))
+        out.append(("comm_factor", key, Row(s.name, shape, r.t_c / s.base_t_c)))
+        demand = hbm_demand(s.gemm, s.comm, r.t_g, r.t_c, peak)
+        out.append(("overlap", key, Row(s.name, shape, overlap_efficiency(r.t_g, r.t_c, r.t_cc),
+                                        math.log2(r.t_c / r.t_g), math.log2(demand))))
+    return out
 
 
-def fit_tables(scenarios: list[MeasuredScenario]) -> AdviceModel:
-    """The tables and rate model, without the interval (fit() adds it)."""
+class TableRows:
+    """Each training scenario's rows (_rows_of), made once per scenario and rate-model peak.
+
+    Leave-one-scenario-out fits the tables once per held-out scenario (fit.loso_residuals), and
+    `advise`'s own LOSO validation does so inside every fold (evaluate.loso): some 10^5 fits of
+    the same scenarios' rows for 80 scenarios, most of a validation's time. A scenario's rows
+    depend on the fold only through the peak rate (hbm_demand), which changes only in the folds
+    that leave out the scenario that set it. Rows are frozen, so models may share them."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[int, float], tuple[MeasuredScenario, list]] = {}
+
+    def of(self, s: MeasuredScenario, peak: float) -> list[tuple[str, Any, Any]]:
+        kept = self._rows.get((id(s), peak))
+        if kept is None or kept[0] is not s:   # the scenario is kept too: its id is never another's
+            kept = self._rows[(id(s), peak)] = (s, _rows_of(s, peak))
+        return kept[1]
+
+
+def fit_tables(scenarios: list[MeasuredScenario], rows: TableRows | None = None) -> AdviceModel:
+    """The tables and rate model, without the interval (fit() adds it). ``rows``: where scenarios'
+    rows are kept between fits of overlapping training sets (leave-one-scenario-out)."""
     model = AdviceModel(rates=fit_rates(scenarios), training=[s.name for s in scenarios],
                         definitions={s.definition for s in scenarios},
                         sm_count=next((n for s in scenarios if (n := s.sm_count) is not None), None))
+    peak = model.rates.peak_bytes_per_ms
+    tables: dict[str, dict[Any, list[Row]]] = {"gemm_partition": model.gemm_partition,
+                                              "comm_factor": model.comm_factor, "overlap": model.overlap}
     for s in scenarios:
-        _add_rows(model, s)
+        for table, key, value in (rows.of(s, peak) if rows is not None else _rows_of(s, peak)):
+            if table == "params":
+                model.params.setdefault(key, value)
+            else:
+                tables[table].setdefault(key, []).append(value)
     return model

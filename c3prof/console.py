@@ -11,6 +11,7 @@ from typing import IO
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 # Off a terminal (a pipe, a file, a CI log) tables are laid out for this many columns unless
@@ -44,6 +45,15 @@ def make_console(file: IO[str] | None = None, wide: int | None = None) -> PipeCo
     else:
         width = int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
     return PipeConsole(file=file, width=width, highlight=False, soft_wrap=False)
+
+
+def print_flags(console: Console, flagged: list[tuple[str, str]]) -> None:
+    """The warnings a compact table marks with "!", below it: one line per (row name, flag), taken
+    as plain text (a flag may hold brackets that rich would read as markup)."""
+    if flagged:
+        console.print("[yellow]Flags:[/]")
+        for name, flag in flagged:
+            console.print(f"  [yellow]![/] {escape(name)}: {escape(flag)}")
 
 
 def compact_table(title: str) -> Table:

@@ -6,7 +6,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from c3prof.console import CLASS_SHORT, compact_table, number, percent, ratio, wrap_name
+from c3prof.console import CLASS_SHORT, compact_table, number, percent, print_flags, ratio, wrap_name
 from c3prof.ingest.analyze import IngestResult
 
 
@@ -53,11 +53,7 @@ def _compact_regions(result: IngestResult, console: Console, max_rows: int) -> N
     console.print("[dim]share = of the trace's overlapped time; real. = realized speedup; G sd / C sd = GEMM / "
                   "communication slowdown; replay as: the c3prof scenario that replays it (- none); "
                   "instances, overlap times and every interval: --wide or --json.[/]")
-    flagged = [(r.scenario, f) for r in shown for f in r.flags]
-    if flagged:
-        console.print("[yellow]Flags:[/]")
-        for name, f in flagged:
-            console.print(f"  [yellow]![/] {escape(name)}: {escape(f)}")
+    print_flags(console, [(r.scenario, f) for r in shown for f in r.flags])
 
 
 def _wide_regions(result: IngestResult, console: Console, max_rows: int) -> None:

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from c3prof.console import CLASS_SHORT, compact_table, make_console, number, percent, ratio, wrap_name
+from c3prof.console import (CLASS_SHORT, compact_table, make_console, number, percent, print_flags, ratio,
+                            wrap_name)
 from c3prof.units import format_bytes, format_duration_us
 
 VERDICT_STYLE = {"holds": "bold green", "refuted": "bold red", "inconclusive": "yellow",
@@ -104,11 +105,7 @@ def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None
     if not wide:
         con.print("[dim]real. = realized speedup; G sd / C sd = GEMM / communication slowdown when concurrent; "
                   "links, intervals of every ratio, drift and pairing: --wide or --json.[/]")
-    flagged = [(r["run"], f) for r in rows for f in r.get("flags", [])]
-    if flagged:
-        con.print("[yellow]Flags:[/]")
-        for run, f in flagged:
-            con.print(f"  [yellow]![/] {run}: {f}")
+    print_flags(con, [(r["run"], f) for r in rows for f in r.get("flags", [])])
     # Why an interval is missing, once per run and reason (overlap is shown only in the falsification table).
     reasons: dict[str, dict[str, list[str]]] = {}
     for r in rows:

@@ -5,8 +5,8 @@ ideal, a ratio or a missing value the same way."""
 from __future__ import annotations
 
 import os
+import re
 import sys
-import textwrap
 from typing import IO
 
 from rich import box
@@ -47,6 +47,28 @@ def make_console(file: IO[str] | None = None, wide: int | None = None) -> PipeCo
     return PipeConsole(file=file, width=width, highlight=False, soft_wrap=False)
 
 
+class Status:
+    """What a long command is doing, on one line of stderr that rich rewrites (a spinner), for a
+    person at a terminal; nothing when stderr is not a terminal (a log, a pipe, a test) or with
+    ``quiet``. ``update(text)`` changes the line; leaving the ``with`` block clears it."""
+
+    def __init__(self, text: str, quiet: bool = False) -> None:
+        self._status = None if quiet or not sys.stderr.isatty() else PipeConsole(stderr=True).status(text)
+
+    def __enter__(self) -> Status:
+        if self._status is not None:
+            self._status.start()
+        return self
+
+    def update(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+
+
 def print_flags(console: Console, flagged: list[tuple[str, str]]) -> None:
     """The warnings a compact table marks with "!", below it: one line per (row name, flag), taken
     as plain text (a flag may hold brackets that rich would read as markup)."""
@@ -61,10 +83,25 @@ def compact_table(title: str) -> Table:
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
 
 
+# Where a long name may break: after a hyphen, underscore, slash or dot (ingested names such as
+# layer3_reduce_scatter have no hyphen).
+_NAME_BREAKS = re.compile(r"(?<=[-_/.])")
+
+
 def wrap_name(name: str, width: int) -> str:
-    """A name longer than its column, broken after its hyphens (rich would cut it mid-word:
-    llama8b-kv-offlo / ad); a name without hyphens is cut where it must be."""
-    return name if len(name) <= width else "\n".join(textwrap.wrap(name, width))
+    """A name longer than its column, broken after its hyphens, underscores, slashes or dots (rich
+    would cut it mid-word: llama8b-kv-offlo / ad); a part longer than the column is broken where it
+    must be."""
+    if len(name) <= width:
+        return name
+    lines = [""]
+    for part in _NAME_BREAKS.split(name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+        while len(lines[-1]) > width:
+            lines[-1:] = [lines[-1][:width], lines[-1][width:]]
+    return "\n".join(lines)
 
 
 def ratio(v: float | None, ci: list[float] | None = None, digits: int = 3) -> str:

@@ -201,6 +201,9 @@ def test_long_scenario_names_break_after_their_hyphens(monkeypatch, capsys):
 
     assert wrap_name("llama70b-fsdp-param-prefetch", 16) == "llama70b-fsdp-\nparam-prefetch"
     assert wrap_name("smoke-cb2k-x-4M", 16) == "smoke-cb2k-x-4M"
+    # ingested names break after underscores; a part longer than the column where it must
+    assert wrap_name("layer3_reduce_scatter", 16) == "layer3_reduce_\nscatter"
+    assert wrap_name("a" * 20 + "-b", 16) == "a" * 16 + "\n" + "aaaa-b"
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["report", str(DATA / "h200_default_proc2_t.jsonl")]) == 0
     cells = [line[:17].strip() for line in capsys.readouterr().out.splitlines()]

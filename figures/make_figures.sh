@@ -19,7 +19,7 @@ $C3PROF report tests/data/h200_interference_counters.jsonl --quiet --figure-form
 $C3PROF advise --train tests/data/h200_default_1.jsonl tests/data/h200_default_2.jsonl \
     tests/data/h200_default_pair_{a,b,c,d}.jsonl tests/data/h200_default_v4_{e,f}.jsonl \
     tests/data/h200_train_hbm.jsonl tests/data/h200_heldout.jsonl tests/data/h200_heldout2.jsonl \
-    --evaluate tests/data/h200_heldout3.jsonl --figures figures/advise --json figures/advise/advise.json >/dev/null
+    --evaluate tests/data/h200_heldout3.jsonl --figure-formats png,pdf --figures figures/advise --json figures/advise/advise.json >/dev/null
 # A real PyTorch profiler trace through ingest.
 $C3PROF ingest tests/data/h200_kineto_c3overlap.json.gz --quiet --out figures/ingest --figures figures/ingest/figures
 # The interference study's controls, rate arms and Nsight Compute grid (two captures reported together):

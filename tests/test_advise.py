@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from report_helpers import DATA
@@ -271,7 +272,7 @@ def test_settings_name_the_knobs():
 def test_cli_json_schema(tmp_path, capsys):
     out = tmp_path / "advise.json"
     rc = main(["advise", "--suite", "smoke", "--train", D1, "--evaluate", D2, "--no-loso", "--json", str(out),
-               "--figures", str(tmp_path / "fig"), "-q"])
+               "--figures", str(tmp_path / "fig"), "--figure-formats", "png,svg", "-q"])
     assert rc == 0
     doc = json.loads(out.read_text())
     assert doc["format"] == "c3prof-advise" and doc["version"] == 1
@@ -288,7 +289,14 @@ def test_cli_json_schema(tmp_path, capsys):
         assert lo <= rec["t_cc_ms"] <= hi and rec["settings"]
         assert a["runner_up"]["t_cc_ms"] >= rec["t_cc_ms"]
     for name in ("advise_evaluate", "advise_evaluate_scenarios"):
-        assert (tmp_path / "fig" / f"{name}.png").stat().st_size > 0 and (tmp_path / "fig" / f"{name}.pdf").exists()
+        assert (tmp_path / "fig" / f"{name}.png").stat().st_size > 0 and (tmp_path / "fig" / f"{name}.svg").exists()
+    assert not list((tmp_path / "fig").glob("*.pdf"))   # the formats asked for, no other
+
+
+def test_cli_figures_are_png_unless_asked(tmp_path):
+    figs = tmp_path / "fig"
+    assert main(["advise", "--train", D1, "--evaluate", D2, "--no-loso", "--figures", str(figs), "-q"]) == 0
+    assert sorted(p.suffix for p in figs.iterdir()) == [".png", ".png"]
 
 
 def _advise_json(capsys, *argv) -> dict:
@@ -465,3 +473,48 @@ def test_third_heldout_capture_meets_the_advice_criterion_blind():
     assert all(sc.held_out for sc in scores)
     advice = next(row for row in summarize(scores) if row["method"] == "advice")
     assert advice["hits"] >= 27 and advice["max_loss"] <= 0.01, advice
+
+
+def test_loso_tells_its_progress_before_each_fold(train, loso_scores):
+    told = []
+    assert [s.scenario for s in loso(train.scenarios, lambda done, total: told.append((done, total)))] == \
+        [s.scenario for s in loso_scores]
+    assert told == [(i, len(train.scenarios)) for i in range(len(train.scenarios))]
+
+
+def _advise_stderr(out: Path, tty: bool, extra: tuple[str, ...] = ()) -> str:
+    """stderr of `c3prof advise` run in a subprocess, on a pseudo-terminal or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "c3prof", "advise", "--train", D1, "--suite", "smoke", "--json", str(out), *extra]
+    if not tty:
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=terminal)
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:   # the terminal closed: the command ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.wait() == 0
+    finally:
+        os.close(controller)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_advise_shows_what_it_is_doing_at_a_terminal_only(tmp_path):
+    """A spinner line (leave-one-scenario-out, n of N) on a terminal's stderr; nothing of it on a pipe
+    or with -q: stderr then holds only the line naming what was written."""
+    assert "leave-one-scenario-out" in _advise_stderr(tmp_path / "a.json", tty=True)
+    assert "leave-one-scenario-out" not in _advise_stderr(tmp_path / "b.json", tty=True, extra=("-q",))
+    piped = _advise_stderr(tmp_path / "c.json", tty=False)
+    assert "leave-one-scenario-out" not in piped and "advise:" not in piped.replace("c3prof advise: wrote", "")

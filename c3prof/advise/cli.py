@@ -1,7 +1,7 @@
 """``c3prof advise``: recommend a strategy and variant per scenario, from a model fitted on captures.
 
     c3prof advise [INPUT ...] --train TRACE [...] [--suite NAME] [--evaluate TRACE ...] [--no-loso]
-                  [--json PATH|-] [--figures DIR] [-q]
+                  [--json PATH|-] [--figures DIR] [--figure-formats LIST] [-q]
 
 INPUT: scenario files (.toml), traces (.jsonl), report JSON or ingest JSON (c3prof.advise.inputs).
 The model is fitted on the ``--train`` captures; leave-one-scenario-out validation on them runs
@@ -16,6 +16,9 @@ import sys
 
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.errors import C3profError
+from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS
+from c3prof.figures.formats import add_argument as add_figure_formats
+from c3prof.figures.formats import parse as parse_figure_formats
 
 MAX_RESAMPLES = 100_000
 
@@ -39,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score the advice on these captures (hit rate, loss, against oracle and fixed rules)")
     parser.add_argument("--no-loso", action="store_true", help="skip leave-one-scenario-out on the training captures")
     parser.add_argument("-o", "--json", "--out", dest="json", metavar="PATH", help="write JSON; '-' for stdout")
-    parser.add_argument("--figures", metavar="DIR", help="predicted vs measured T_cc figures (PNG and PDF)")
+    parser.add_argument("--figures", metavar="DIR",
+                        help="predicted vs measured T_cc figures (PNG; --figure-formats for more)")
+    add_figure_formats(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="do not print the tables")
     boot = parser.add_argument_group("measured intervals (the T_cc intervals that decide ties)")
     boot.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="LEVEL",
@@ -68,7 +73,7 @@ def _outputs(args):
     if args.json and args.json != "-":
         outs.append(Output.file("--json", args.json))
     if args.figures:
-        outs.append(Output.directory("--figures", args.figures, ("advise_*.png", "advise_*.pdf")))
+        outs.append(Output.directory("--figures", args.figures, tuple(f"advise_{p}" for p in FIGURE_PATTERNS)))
     return outs
 
 
@@ -79,26 +84,33 @@ def _document(args) -> dict:
     from c3prof.advise.inputs import targets
     from c3prof.advise.predict import advise
     from c3prof.advise.report import advice_json, build, validation_json
+    from c3prof.console import Status
 
     boot = _bootstrap(args)
     for flag, paths in (("--train", args.train), ("--evaluate", args.evaluate or [])):
         odd = [p for p in paths if p.endswith((".toml", ".json"))]
         if odd:   # nargs="+" takes what follows it: an INPUT written after --train lands here
             raise C3profError(f"{flag} takes captures (.jsonl), not {odd[0]}: give INPUT files before {flag}")
-    train = measured_set(args.train, boot)
-    model = fit(train.scenarios)
-    notes: list[str] = []
-    advice = [advice_json(model, t, advise(model, t.inputs))
-              for t in targets(args.inputs, args.suite, model.rates, notes)]
-    validations = []
-    if not args.no_loso:
-        validations.append(validation_json(loso(train.scenarios), "loso", train.sources))
-    if args.evaluate:
-        ev = measured_set(args.evaluate, boot)
-        notes += [f"--evaluate: {n}" for n in ev.notes]
-        if ev.platform != train.platform:
-            notes.append(f"evaluated on {ev.platform}, trained on {train.platform}")
-        validations.append(validation_json(held_out(model, ev.scenarios), "evaluate", ev.sources))
+    # A spinner line at a terminal: validating on ten captures takes a while (nothing off a terminal).
+    with Status(f"advise: reading {len(args.train)} training capture(s)", quiet=args.quiet) as status:
+        train = measured_set(args.train, boot)
+        status.update("advise: fitting the model")
+        model = fit(train.scenarios)
+        notes: list[str] = []
+        advice = [advice_json(model, t, advise(model, t.inputs))
+                  for t in targets(args.inputs, args.suite, model.rates, notes)]
+        validations = []
+        if not args.no_loso:
+            def fold(done: int, total: int) -> None:
+                status.update(f"advise: leave-one-scenario-out, scenario {done + 1} of {total}")
+            validations.append(validation_json(loso(train.scenarios, fold), "loso", train.sources))
+        if args.evaluate:
+            status.update(f"advise: scoring on {len(args.evaluate)} evaluation capture(s)")
+            ev = measured_set(args.evaluate, boot)
+            notes += [f"--evaluate: {n}" for n in ev.notes]
+            if ev.platform != train.platform:
+                notes.append(f"evaluated on {ev.platform}, trained on {train.platform}")
+            validations.append(validation_json(held_out(model, ev.scenarios), "evaluate", ev.sources))
     if not advice and not validations:
         raise C3profError("nothing to do: give INPUT, --suite or --evaluate (or drop --no-loso)")
     return build(train, model, advice, validations, notes)
@@ -110,6 +122,7 @@ def run(args) -> int:
     from c3prof.analysis.dataset import expand_paths
     from c3prof.outputs import atomic_directory, check_outputs, in_write_order, print_written, write_text_atomic
 
+    args.figure_formats = parse_figure_formats(args.figure_formats)
     traces = expand_paths([*args.train, *(args.evaluate or [])])
     outputs = check_outputs([*traces, *args.inputs], _outputs(args))
     doc = _document(args)
@@ -123,7 +136,7 @@ def run(args) -> int:
             from c3prof.figures.advise import write
 
             with atomic_directory(out, "advise figures") as tmp:
-                drawn = [str(out.path / p.name) for p in write(doc, str(tmp))]
+                drawn = [str(out.path / p.name) for p in write(doc, str(tmp), args.figure_formats)]
             if not drawn:
                 print(f"c3prof advise: note: {out.path} is empty: the figures plot validations, and there is "
                       "none (give --evaluate, or drop --no-loso)", file=sys.stderr)

@@ -21,6 +21,7 @@ leave-one-scenario-out (``loso``) each scenario is advised by a model fitted on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -117,12 +118,18 @@ def score(model: AdviceModel, s: MeasuredScenario) -> ScenarioScore:
                          choices=choices, advice=adv, measured=dict(s.runs))
 
 
-def loso(scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:
+def loso(scenarios: list[MeasuredScenario], progress: Callable[[int, int], None] | None = None) -> list[ScenarioScore]:
     """Each scenario advised by a model fitted on all the others, leaving out every scenario of the
     same definition (the same GEMM and transfer under another name, e.g. in another suite) too.
-    The folds share the scenarios' table rows (model.TableRows)."""
+    The folds share the scenarios' table rows (model.TableRows). ``progress(done, total)`` is told
+    before each fold."""
     rows = TableRows()
-    return [score(fit([o for o in scenarios if o.definition != s.definition], rows), s) for s in scenarios]
+    out = []
+    for at, s in enumerate(scenarios):
+        if progress is not None:
+            progress(at, len(scenarios))
+        out.append(score(fit([o for o in scenarios if o.definition != s.definition], rows), s))
+    return out
 
 
 def held_out(model: AdviceModel, scenarios: list[MeasuredScenario]) -> list[ScenarioScore]:

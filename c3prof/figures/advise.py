@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from c3prof.figures.common import color, new_figure, save
+from c3prof.figures.formats import DEFAULT as DEFAULT_FORMATS
 
 NAMES = {"evaluate": "advise_evaluate", "loso": "advise_loso"}
 
@@ -47,7 +48,7 @@ def _legend(ax, order: list[str]) -> None:
     ax.legend(handles=handles, fontsize=7, loc="upper left")
 
 
-def plot(validation: dict, outdir: Path) -> list[Path]:
+def plot(validation: dict, outdir: Path, formats: tuple[str, ...] = DEFAULT_FORMATS) -> list[Path]:
     runs = [r for sc in validation["scenarios"] for r in sc["runs"]]
     if not runs:
         return []
@@ -70,7 +71,7 @@ def plot(validation: dict, outdir: Path) -> list[Path]:
     ax.set_title(f"{validation['kind']} ({held}): {len(validation['scenarios'])} scenarios, "
                  f"advice hits {adv['hits']}/{adv['n']}", fontsize=9)
     _legend(ax, order)
-    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}"))
+    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}"), formats)
 
 
 def _relative(value: float, interval: list[float] | None, ref: float) -> tuple[float, list[list[float]]]:
@@ -92,7 +93,7 @@ def _scenario_row(ax, y: int, sc: dict) -> None:
     ax.errorbar([x], [y - 0.15], xerr=err, fmt="D", ms=5, mfc="none", color=color(strategy, []), elinewidth=0.8)
 
 
-def plot_scenarios(validation: dict, outdir: Path) -> list[Path]:
+def plot_scenarios(validation: dict, outdir: Path, formats: tuple[str, ...] = DEFAULT_FORMATS) -> list[Path]:
     scenarios = [sc for sc in validation["scenarios"] if sc["runs"]]
     if not scenarios:
         return []
@@ -107,12 +108,13 @@ def plot_scenarios(validation: dict, outdir: Path) -> list[Path]:
     ax.set_xlabel("T_cc / measured best T_cc (intervals: measured 95% CI, predicted empirical 95%)", fontsize=8)
     ax.set_title(f"{validation['kind']}: the recommendation per scenario\nstar: best; dot: advice, measured; "
                  "diamond: advice, predicted", fontsize=9)
-    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}") + "_scenarios")
+    return save(fig, outdir, NAMES.get(validation["kind"], f"advise_{validation['kind']}") + "_scenarios", formats)
 
 
-def write(doc: dict, outdir: str) -> list[Path]:
+def write(doc: dict, outdir: str, formats: tuple[str, ...] = DEFAULT_FORMATS) -> list[Path]:
+    """Both figures of every validation, in ``formats`` (advise --figure-formats)."""
     out = Path(outdir)
     written: list[Path] = []
     for v in doc["validation"]:
-        written += plot(v, out) + plot_scenarios(v, out)
+        written += plot(v, out, formats) + plot_scenarios(v, out, formats)
     return written

@@ -1,10 +1,12 @@
-"""``--figure-formats``, the same option in ``report`` and ``ingest`` (no matplotlib import here).
+"""``--figure-formats``, the same option in ``report``, ``ingest`` and ``advise`` (no matplotlib import here).
 
 PNG is the default: each further format is a full draw of every figure, and a PDF costs two to
 three times a PNG (font subsetting with fontTools dominates), so it is written only on request.
 """
 
 from __future__ import annotations
+
+import argparse
 
 from c3prof.errors import C3profError
 
@@ -21,3 +23,8 @@ def parse(text: str) -> tuple[str, ...]:
     if bad or not formats:
         raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FORMATS)}")
     return formats
+
+
+def add_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The ``--figure-formats LIST`` option (the command turns it into a tuple with parse())."""
+    parser.add_argument("--figure-formats", default=",".join(DEFAULT), metavar="LIST", help=HELP)

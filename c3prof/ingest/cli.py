@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from c3prof.errors import C3profError
-from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
-from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # as report's --figures: a re-run replaces these
+from c3prof.figures.formats import add_argument as add_figure_formats
 from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, print_written
 
@@ -52,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-': stdout, and "
                                                        "the table goes to stderr)")
     parser.add_argument("--figures", metavar="DIR", help="write the summary figure to DIR (ingest_summary.png)")
-    parser.add_argument("--figure-formats", default=",".join(FIGURE_DEFAULT), metavar="LIST", help=FIGURE_FORMATS_HELP)
+    add_figure_formats(parser)
     parser.add_argument("--no-map-nearest", dest="map_nearest", action="store_false",
                         help="do not replay collectives c3prof cannot run (reduce_scatter) as the nearest "
                              "supported one (all_gather); without this flag every such mapping is stated")

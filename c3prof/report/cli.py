@@ -23,9 +23,8 @@ from c3prof.analysis.speedup import AUTO, AUTO_MIN_RUNS, BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
-from c3prof.figures.formats import DEFAULT as FIGURE_DEFAULT
-from c3prof.figures.formats import HELP as FIGURE_FORMATS_HELP
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
+from c3prof.figures.formats import add_argument as add_figure_formats
 from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order, print_written
 from c3prof.trace import gc_paused
@@ -68,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="write the report as JSON (docs/report.md), the main output; '-' for stdout")
     out.add_argument("--csv", metavar="DIR", help="write results/strategies/falsification/... tables as CSV")
     out.add_argument("--figures", metavar="DIR", help="write the figures to DIR (PNG; --figure-formats for more)")
-    out.add_argument("--figure-formats", default=",".join(FIGURE_DEFAULT), metavar="LIST", help=FIGURE_FORMATS_HELP)
+    add_figure_formats(out)
     out.add_argument("--perfetto", metavar="PATH", help="write a Chrome trace JSON for ui.perfetto.dev")
     out.add_argument("-q", "--quiet", action="store_true", help="do not print the terminal report")
     out.add_argument("--wide", action="store_true",

@@ -14,6 +14,12 @@ as ``pip install -e`` builds them; without Cython it runs the numpy code, and sa
 The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike; the
 load average is printed before and after each run and saved with ``--json PATH``.
 
+Every candidate's package is byte-compiled first (``compileall``), as an installed package is by
+``pip install``: a host that sets PYTHONDONTWRITEBYTECODE=1 (the device machine does) would otherwise
+compile every c3prof module the report imports from source in every timed run (0.12 s on the
+2-core development VM: 0.33-0.41 s against 0.21-0.30 s), which no installed c3prof spends.
+``--no-compile`` times the source trees as they are.
+
     python benchmarks/bench_report.py                          # this worktree, 10^6 samples
     python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating
     python benchmarks/bench_report.py --baseline-python /work/main/.venv/bin/python
@@ -27,6 +33,7 @@ load average is printed before and after each run and saved with ``--json PATH``
     python benchmarks/bench_report.py --rounds                 # phases record rounds, as captures do
     python benchmarks/bench_report.py --cpus 0,1 --baseline-tree /tmp/base   # 2 cores of a bigger machine
     python benchmarks/bench_report.py --also-jobs auto         # this worktree with and without report -j auto
+    python benchmarks/bench_report.py --no-compile             # source trees as they are (no compileall first)
 """
 
 from __future__ import annotations
@@ -160,6 +167,18 @@ def _build_kernel(src: Path) -> bool:
     return proc.returncode == 0
 
 
+def compile_package(who: Candidate) -> bool:
+    """Byte-compile the c3prof package a candidate runs from its directory (False: it runs an
+    installed one, compiled at install, or compileall failed, which is printed)."""
+    package = who.cwd / "c3prof"
+    if not package.is_dir():
+        return False
+    proc = subprocess.run([who.python, "-m", "compileall", "-q", str(package)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  ({who.label}: compileall failed: {(proc.stdout + proc.stderr).strip().splitlines()[-1:]})")
+    return proc.returncode == 0
+
+
 def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one `c3prof report --json` in a
     fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
@@ -237,6 +256,8 @@ def main() -> int:
                     help="also time this worktree with report -j N|auto (a further candidate, alternating)")
     ap.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 if the worktree's full-size run is slower")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="do not byte-compile the candidates' packages first (time the source trees as they are)")
     ap.add_argument("--write-trace", type=Path, metavar="PATH",
                     help="only write the SYNTHETIC trace (--samples, --scenarios, --rounds) to PATH, time nothing")
     args = ap.parse_args()
@@ -252,6 +273,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="c3prof-bench-") as tmp_name:
         tmp = Path(tmp_name)
         whos = candidates(args, tmp)
+        if not args.no_compile:
+            compiled = [w.label for w in whos if compile_package(w)]
+            print(f"byte-compiled (as installed): {', '.join(compiled) or 'none'}; "
+                  f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
         if args.figures:
             print(f"trace {args.figures} (--figures cost: wall of report --json --figures minus report --json)")
             wall = side_by_side(whos, args.figures.resolve(), tmp, args.repeat, figures=True)["worktree"]
@@ -284,6 +309,7 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
         "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS),
+        "byte_compiled": not args.no_compile, "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
         "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")

@@ -16,9 +16,11 @@ load average is printed before and after each run and saved with ``--json PATH``
 
 Every candidate's package is byte-compiled first (``compileall``), as an installed package is by
 ``pip install``: a host that sets PYTHONDONTWRITEBYTECODE=1 (the device machine does) would otherwise
-compile every c3prof module the report imports from source in every timed run (0.12 s on the
-2-core development VM: 0.33-0.41 s against 0.21-0.30 s), which no installed c3prof spends.
-``--no-compile`` times the source trees as they are.
+compile every c3prof module the report imports from source in every timed run, which no installed
+c3prof does. That is 0.12 s an import on the 2-core development VM (0.33-0.41 s against
+0.21-0.30 s); on the device no difference to the whole report stood out from its noise (4.68 s
+compiled against 4.59 s from source, benchmarks/results/device_logs/session16). ``--no-compile``
+times the source trees as they are.
 
     python benchmarks/bench_report.py                          # this worktree, 10^6 samples
     python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating

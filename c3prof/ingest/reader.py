@@ -126,18 +126,14 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
                     on_progress(fed)
             scanner.finish()
         except KinetoSyntaxError as exc:
-            kind = foreign_kind(path, expected=("gzip", "kineto"))
-            raise KinetoTraceError(f"{path}: not a Kineto trace but {kind}" if kind else
-                                   f"{path}: not valid Kineto JSON at byte {exc.offset}: {exc}") from None
+            raise _not_kineto(path, f"{path}: not valid Kineto JSON at byte {exc.offset}: {exc}") from None
     if gz is not None and gz.cut_short:
         warnings.append(f"{path}: the gzip stream ends early (truncated file)")
     cols = scanner.columns()
     if not scanner.saw_trace_events:
         if scanner.truncated:
             raise KinetoTraceError(f"{path}: truncated before its 'traceEvents' array (read {fed} bytes)")
-        kind = foreign_kind(path, expected=("gzip", "kineto"))
-        raise KinetoTraceError(f"{path}: not a Kineto trace " + (f"but {kind}" if kind else
-                                                                 "(the JSON object has no 'traceEvents' array)"))
+        raise _not_kineto(path, f"{path}: {NO_TRACE_EVENTS}")
     if scanner.truncated:
         warnings.append(
             f"{path}: the JSON ends early (truncated at byte {fed}); analyzing the "
@@ -145,6 +141,17 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
         )
     return _to_trace(str(path), cols, truncated=bool(scanner.truncated), bytes_read=fed,
                      events_seen=int(scanner.events_seen), warnings=warnings)
+
+
+NO_TRACE_EVENTS = "not a Kineto trace (the JSON object has no 'traceEvents' array)"
+
+
+def _not_kineto(path: Path, otherwise: str) -> KinetoTraceError:
+    """The error for a file the Kineto reader refused: named by its kind when it is another known
+    file (a c3prof trace or report: inputs.foreign_kind, which names the command that reads it),
+    else ``otherwise``."""
+    kind = foreign_kind(path, expected=("gzip", "kineto"))
+    return KinetoTraceError(f"{path}: not a Kineto trace but {kind}" if kind else otherwise)
 
 
 def read_kineto_reference(path: str | os.PathLike) -> KinetoTrace:
@@ -158,7 +165,7 @@ def read_kineto_reference(path: str | os.PathLike) -> KinetoTrace:
     with opener(path, "rb") as f:
         doc = json.load(f)
     if not isinstance(doc, dict) or "traceEvents" not in doc:
-        raise KinetoTraceError(f"{path}: not a Kineto trace (the JSON object has no 'traceEvents' array)")
+        raise KinetoTraceError(f"{path}: {NO_TRACE_EVENTS}")
     cols = read_columns(doc, keep_cpu_op)
     return _to_trace(str(path), cols, truncated=False, bytes_read=0,
                      events_seen=len(doc.get("traceEvents", [])), warnings=[])

@@ -46,7 +46,7 @@ def check_input_file(path: str | Path, what: str, max_bytes: int, error: type[C3
 
 # foreign_kind reads a JSON file whole only up to this size (it runs on the error path only).
 FOREIGN_JSON_MAX_BYTES = 256 * MiB
-_GZIP_MAGIC = b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"   # a gzip file's first two bytes (also ingest.reader's test)
 # The kinds foreign_kind tells apart, and how it names them (with the command that reads each).
 KINDS = {
     "gzip": "a gzip file (a PyTorch profiler trace .json.gz: `c3prof ingest` reads it)",
@@ -68,7 +68,7 @@ def foreign_kind(path: str | Path, expected: tuple[str, ...] = ()) -> str | None
 def _kind(path: str | Path) -> str | None:
     try:
         with open(path, "rb") as f:
-            if f.read(2) == _GZIP_MAGIC:
+            if f.read(2) == GZIP_MAGIC:
                 return "gzip"
             f.seek(0)
             first = _json_or_none(f.readline(64 * 1024))

@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 from c3prof.ingest.classify import keep_cpu_op
 from c3prof.ingest.errors import KinetoTraceError, ScannerMissingError
 from c3prof.ingest.events import KinetoTrace
-from c3prof.inputs import foreign_kind
+from c3prof.inputs import GZIP_MAGIC, foreign_kind
 
 MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest._kineto.MISSING_DURATION)
 
@@ -28,7 +28,6 @@ MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest
 # fresh pages each time (16k page faults, a third of the read's time, on a 35 MB trace), and a
 # chunk is still in cache when the scanner reads it. A huge event still grows the chunk (_chunk_size).
 CHUNK_BYTES = 256 << 10
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _scanner_class():
@@ -110,7 +109,7 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
     warnings: list[str] = []
     gz = None
     with f:
-        is_gzip = f.read(2) == _GZIP_MAGIC
+        is_gzip = f.read(2) == GZIP_MAGIC
         f.seek(0)
         if is_gzip:
             gz = _GzipChunks(f, scanner)
@@ -161,7 +160,7 @@ def read_kineto_reference(path: str | os.PathLike) -> KinetoTrace:
     from c3prof.ingest._kineto_py import read_columns
 
     path = Path(path)
-    opener = gzip.open if path.read_bytes()[:2] == _GZIP_MAGIC else open
+    opener = gzip.open if path.read_bytes()[:2] == GZIP_MAGIC else open
     with opener(path, "rb") as f:
         doc = json.load(f)
     if not isinstance(doc, dict) or "traceEvents" not in doc:

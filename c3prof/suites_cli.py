@@ -4,7 +4,6 @@ A suite that cannot be read is reported on its own line (stderr, exit status 2) 
 are still listed, so one broken file does not hide the rest.
 """
 
-import shutil
 import sys
 import textwrap
 
@@ -28,8 +27,11 @@ def run(args) -> int:
             print(f"{s.name:28s} gemm {s.gemm.label:28s} comm {s.comm.label}")
         return 0
     status = 0
-    # The terminal's width, else $COLUMNS, else the 100 columns every c3prof table keeps to.
-    width = max(60, shutil.get_terminal_size((100, 24)).columns)
+    from c3prof.console import make_console   # here: rich is not imported for every command's --help
+
+    # The width every c3prof command prints to (console.make_console: a terminal's own, else
+    # $COLUMNS, else DEFAULT_WIDTH), at least 60 for the descriptions.
+    width = max(60, make_console().width)
     for name in suite_names():
         try:
             head = f"{name:12s} {len(load_suite(name)):3d} scenarios  "

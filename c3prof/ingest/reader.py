@@ -28,6 +28,8 @@ MISSING_DURATION = np.iinfo(np.int64).min  # the scanner's marker (c3prof.ingest
 # fresh pages each time (16k page faults, a third of the read's time, on a 35 MB trace), and a
 # chunk is still in cache when the scanner reads it. A huge event still grows the chunk (_chunk_size).
 CHUNK_BYTES = 256 << 10
+# Both readers' error for JSON without the array (the streaming one names a known other kind first).
+NO_TRACE_EVENTS = "not a Kineto trace (the JSON object has no 'traceEvents' array)"
 
 
 def _scanner_class():
@@ -142,9 +144,6 @@ def read_kineto(path: str | os.PathLike, *, on_progress: Callable[[int], None] |
                      events_seen=int(scanner.events_seen), warnings=warnings)
 
 
-NO_TRACE_EVENTS = "not a Kineto trace (the JSON object has no 'traceEvents' array)"
-
-
 def _not_kineto(path: Path, otherwise: str) -> KinetoTraceError:
     """The error for a file the Kineto reader refused: named by its kind when it is another known
     file (a c3prof trace or report: inputs.foreign_kind, which names the command that reads it),
@@ -160,7 +159,8 @@ def read_kineto_reference(path: str | os.PathLike) -> KinetoTrace:
     from c3prof.ingest._kineto_py import read_columns
 
     path = Path(path)
-    opener = gzip.open if path.read_bytes()[:2] == GZIP_MAGIC else open
+    with open(path, "rb") as f:   # the first two bytes tell, not a read of the whole file
+        opener = gzip.open if f.read(2) == GZIP_MAGIC else open
     with opener(path, "rb") as f:
         doc = json.load(f)
     if not isinstance(doc, dict) or "traceEvents" not in doc:

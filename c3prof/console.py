@@ -47,6 +47,12 @@ def make_console(file: IO[str] | None = None, wide: int | None = None) -> PipeCo
     return PipeConsole(file=file, width=width, highlight=False, soft_wrap=False)
 
 
+def text_width(minimum: int = 60) -> int:
+    """The columns prose is wrapped to: those a table gets (make_console: a terminal's own width, else
+    $COLUMNS, else DEFAULT_WIDTH), at least ``minimum`` so that a sentence keeps a few words a line."""
+    return max(minimum, make_console().width)
+
+
 class Status:
     """What a long command is doing, on one line of stderr that rich rewrites (a spinner), for a
     person at a terminal; nothing when stderr is not a terminal (a log, a pipe, a test) or with

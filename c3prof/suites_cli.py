@@ -27,11 +27,9 @@ def run(args) -> int:
             print(f"{s.name:28s} gemm {s.gemm.label:28s} comm {s.comm.label}")
         return 0
     status = 0
-    from c3prof.console import make_console   # here: rich is not imported for every command's --help
+    from c3prof.console import text_width   # here: rich is not imported for every command's --help
 
-    # The width every c3prof command prints to (console.make_console: a terminal's own, else
-    # $COLUMNS, else DEFAULT_WIDTH), at least 60 for the descriptions.
-    width = max(60, make_console().width)
+    width = text_width()
     for name in suite_names():
         try:
             head = f"{name:12s} {len(load_suite(name)):3d} scenarios  "

@@ -441,8 +441,9 @@ def test_validation_lines_say_how_many_misses_were_flagged(loso_scores):
 
     v = validation_json(loso_scores, "loso", ["d1"])
     nt = v["near_ties"]
-    line = next(ln for ln in validation_lines(v) if "near ties flagged" in ln)
-    assert f"{nt['flagged']} of {len(loso_scores)} scenarios, {nt['misses_flagged']} of the {nt['misses']} misses" in line
+    text = " ".join(" ".join(validation_lines(v)).split())   # the lines as one, their wrapping undone
+    assert (f"near ties flagged (runner-up within the model's typical error): {nt['flagged']} of {len(loso_scores)} "
+            f"scenarios, {nt['misses_flagged']} of the {nt['misses']} misses") in text
     assert all("near_tie" in sc and "runner_up_margin" in sc for sc in v["scenarios"])
 
 
@@ -518,3 +519,21 @@ def test_advise_shows_what_it_is_doing_at_a_terminal_only(tmp_path):
     assert "leave-one-scenario-out" not in _advise_stderr(tmp_path / "b.json", tty=True, extra=("-q",))
     piped = _advise_stderr(tmp_path / "c.json", tty=False)
     assert "leave-one-scenario-out" not in piped and "advise:" not in piped.replace("c3prof advise: wrote", "")
+
+
+@pytest.mark.parametrize("columns", [60, 100, 160])
+def test_cli_text_follows_the_output_width(columns, capsys, monkeypatch):
+    """Off a terminal, advise wraps its prose to $COLUMNS (at least 60), as suites and the report's
+    tables do; the validation table's rows (84 columns) are never broken apart."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    capsys.readouterr()
+    assert main(["advise", "--train", D1, "--evaluate", D2]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heads = [at for at, ln in enumerate(lines) if ln.startswith("  method ")]
+    rows = [at for h in heads for at in range(h, h + 7)]   # the header, the advice and 5 baselines
+    assert len(heads) == 2 and all(len(lines[at]) == 84 for at in rows), lines
+    assert lines[heads[0] + 7].startswith("  (unscored")
+    prose = [ln for at, ln in enumerate(lines) if at not in rows]
+    assert max(map(len, prose)) <= columns
+    if columns == 160:   # some sentence is longer than 100 columns: not cut where 100 would cut it
+        assert max(map(len, prose)) > 100

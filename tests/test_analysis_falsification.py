@@ -78,6 +78,25 @@ def test_paired_differences_in_one_call_equal_them_one_by_one():
     assert paired_differences([], 0.95) == []
 
 
+def test_a_shared_memo_computes_each_pair_once(monkeypatch):
+    """falsify and dose_response share a memo in the report: a pair the first computed is the same
+    Estimate for the second, a new pair is computed, and the numbers are those without the memo."""
+    import c3prof.analysis.falsification as fals
+
+    rng = np.random.default_rng(2)
+    a, b, c = (arm(1.0 + i / 10, 0.9, 1.2, reps=rng.normal(1.0, 0.02, 2000).astype(np.float32)) for i in range(3))
+    computed = []
+    real = fals._differences
+    monkeypatch.setattr(fals, "_differences", lambda pairs, conf: computed.append(len(pairs)) or real(pairs, conf))
+    memo: fals.DifferenceMemo = {}
+    first = paired_differences([(a, b), (a, b)], 0.95, memo)    # a pair twice in one call: computed once
+    second = paired_differences([(a, c), (a, b)], 0.95, memo)
+    assert computed == [1, 1] and first[0] is first[1] is second[1] and second[0] is not first[0]
+    assert paired_differences([(a, b)], 0.99, memo)[0] is not first[0]   # another confidence: another interval
+    alone = paired_differences([(a, c), (a, b)], 0.95)
+    assert [(d.value, d.ci) for d in second] == [(d.value, d.ci) for d in alone]
+
+
 @pytest.fixture(scope="module")
 def report():
     return build_report(load([str(SYNTHETIC)]))

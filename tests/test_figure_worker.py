@@ -10,6 +10,7 @@ temporary directory left behind.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -64,13 +65,16 @@ def test_report_figure_formats_flag(tmp_path):
     assert b"<svg" in (tmp_path / "fig" / "speedup.svg").read_bytes()[:2000]
 
 
-@pytest.mark.parametrize("command", ["report", "ingest"])
+@pytest.mark.parametrize("command", ["report", "ingest", "advise"])
 def test_bad_figure_formats_refused_before_any_work(tmp_path, capfd, command):
-    trace = SYNTHETIC if command == "report" else KINETO
-    extra = ["-o", str(tmp_path / "out")] if command == "ingest" else []
-    rc = main([command, str(trace), *extra, "--figures", str(tmp_path / "fig"), "--figure-formats", "png,gif"])
+    """Refused while the arguments are parsed (argparse's exit, status 2), in one line."""
+    trace = KINETO if command == "ingest" else SYNTHETIC
+    extra = {"ingest": ["-o", str(tmp_path / "out")], "advise": ["--train", str(SYNTHETIC)]}.get(command, [])
+    with pytest.raises(SystemExit) as exit_:
+        main([command, str(trace), *extra, "--figures", str(tmp_path / "fig"), "--figure-formats", "png,gif"])
     line = _one_line(capfd.readouterr().err)
-    assert rc == 2 and "--figure-formats: gif is not one of png, pdf, svg" in line
+    assert exit_.value.code == 2
+    assert line.startswith(f"c3prof {command}: error: argument --figure-formats: gif is not one of png, pdf, svg")
     _nothing_left(tmp_path, "fig")
     _nothing_left(tmp_path, "out")
 
@@ -78,9 +82,20 @@ def test_bad_figure_formats_refused_before_any_work(tmp_path, capfd, command):
 def test_parse_formats():
     assert parse("png") == ("png",)
     assert parse(" PDF , png,pdf ") == ("pdf", "png")
-    for bad in ("", " , ", "jpeg", "png,eps"):
-        with pytest.raises(C3profError, match="--figure-formats"):
+    for bad, named in (("", "nothing"), (" , ", "nothing"), ("jpeg", "jpeg"), ("png,eps", "eps")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^{named} is not one of png, pdf, svg$"):
             parse(bad)
+
+
+@pytest.mark.parametrize("command", ["report", "ingest", "advise"])
+def test_figure_formats_parse_to_a_tuple_default_included(command):
+    """Every command gets a tuple from argparse, the default as well (argparse applies the type to it)."""
+    parser = build_parser(only=command)
+    required = {"ingest": ["-o", "out"], "advise": ["--train", "t"]}.get(command, [])
+    args = parser.parse_args([command, "x", *required])
+    assert args.figure_formats == ("png",)
+    args = parser.parse_args([command, "x", *required, "--figure-formats", "svg,PNG"])
+    assert args.figure_formats == ("svg", "png")
 
 
 def test_workers_draw_the_same_files_as_one_process(tmp_path):
@@ -174,9 +189,9 @@ def test_helper_errors_come_back_as_the_workers():
     """In the worker's helpers: a job's error keeps its type; a helper that dies breaks the helpers' pool,
     which the caller names."""
     with FigurePool(1) as pool:   # draw_in_helpers as a job of the warm worker
-        with pytest.raises(C3profError, match="gif is not one of"):
+        with pytest.raises(C3profError, match="figure refused"):
             pool.draw([(__name__, "_paths", ()), ("c3prof.figures.worker", "draw_in_helpers",
-                                                  ([("c3prof.figures.formats", "parse", ("gif",))], 2))])
+                                                  ([(__name__, "_refused", ())], 2))])
     assert draw_in_helpers([(__name__, "_paths", ("a.png",)), (__name__, "_paths", ("b.png",))], 2) == [
         Path("a.png"), Path("b.png")]
     with FigurePool(2) as pool:
@@ -186,8 +201,8 @@ def test_helper_errors_come_back_as_the_workers():
 
 def test_pool_reraises_a_job_error():
     with FigurePool(1) as pool:
-        with pytest.raises(C3profError, match="gif is not one of"):
-            pool.draw([("c3prof.figures.formats", "parse", ("gif",))])
+        with pytest.raises(C3profError, match="figure refused"):
+            pool.draw([(__name__, "_refused", ())])
     with FigurePool(1) as pool:
         with pytest.raises(ValueError):  # a bug in a figure function keeps its type (c3prof.cli: exit 1)
             pool.draw([("json", "loads", ("{",))])

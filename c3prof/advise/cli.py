@@ -18,7 +18,6 @@ from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT
 from c3prof.errors import C3profError
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS
 from c3prof.figures.formats import add_argument as add_figure_formats
-from c3prof.figures.formats import parse as parse_figure_formats
 
 MAX_RESAMPLES = 100_000
 
@@ -122,7 +121,6 @@ def run(args) -> int:
     from c3prof.analysis.dataset import expand_paths
     from c3prof.outputs import atomic_directory, check_outputs, in_write_order, print_written, write_text_atomic
 
-    args.figure_formats = parse_figure_formats(args.figure_formats)
     traces = expand_paths([*args.train, *(args.evaluate or [])])
     outputs = check_outputs([*traces, *args.inputs], _outputs(args))
     doc = _document(args)
@@ -147,7 +145,8 @@ def run(args) -> int:
         print(text)
     elif not args.quiet:
         from c3prof.advise.render import render
+        from c3prof.console import text_width
 
-        print(render(doc))
+        print(render(doc, text_width()))
     print_written("advise", written, to_stderr=args.json == "-")
     return 0

@@ -54,9 +54,28 @@ def paired_difference(dma: RunMetrics, sm: RunMetrics, confidence: float) -> Est
     return paired_differences([(dma, sm)], confidence)[0]
 
 
-def paired_differences(pairs: list[tuple[RunMetrics, RunMetrics]], confidence: float) -> list[Estimate]:
+# paired_differences' memo: (id(dma), id(sm), confidence) -> (dma, sm, difference); the arms are
+# kept beside their difference so that their ids stay theirs while the memo lives.
+DifferenceMemo = dict[tuple[int, int, float], tuple[RunMetrics, RunMetrics, Estimate]]
+
+
+def paired_differences(pairs: list[tuple[RunMetrics, RunMetrics]], confidence: float,
+                       memo: DifferenceMemo | None = None) -> list[Estimate]:
     """paired_difference of every (dma, sm) pair, the intervals from one call (a large report has
-    thousands of pairs; one percentile_ci each cost more than the differences themselves)."""
+    thousands of pairs; one percentile_ci each cost more than the differences themselves).
+
+    ``memo``: pairs already in it are not computed again, and those computed are added. The report
+    passes one per group to falsify and dose_response, whose pairs are mostly the same (a DMA run
+    and its scenario's base run): each such pair is then one Estimate, computed once."""
+    memo = {} if memo is None else memo
+    key = lambda dma, sm: (id(dma), id(sm), confidence)  # noqa: E731
+    todo = list({key(dma, sm): (dma, sm) for dma, sm in pairs if key(dma, sm) not in memo}.values())
+    for (dma, sm), est in zip(todo, _differences(todo, confidence)):
+        memo[key(dma, sm)] = (dma, sm, est)
+    return [memo[key(dma, sm)][2] for dma, sm in pairs]
+
+
+def _differences(pairs: list[tuple[RunMetrics, RunMetrics]], confidence: float) -> list[Estimate]:
     out: list[Estimate] = []
     diffs, defined = [], []
     for dma, sm in pairs:
@@ -181,8 +200,9 @@ def _same_link_control(d: RunMetrics, controls: dict) -> RunMetrics | None:
 
 
 def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettings,
-            boot: BootstrapSettings) -> list[dict]:
-    """One entry per (GEMM shape, DMA transfer); a shape without a DMA arm gets one 'not enough data' entry."""
+            boot: BootstrapSettings, memo: DifferenceMemo | None = None) -> list[dict]:
+    """One entry per (GEMM shape, DMA transfer); a shape without a DMA arm gets one 'not enough data'
+    entry. ``memo``: see paired_differences."""
     shapes: dict[tuple, list[RunMetrics]] = {}
     for m in metrics.values():
         shapes.setdefault(gemm_key(m.run), []).append(m)
@@ -195,7 +215,7 @@ def falsify(group: Group, metrics: dict[str, RunMetrics], s: FalsificationSettin
         controls = _controls(sm)
         arms += [(ms, d, _same_link_control(d, controls) if d else None) for d in dma or [None]]
     compared = [(d, control) for _, d, control in arms if d and control]
-    diffs = iter(paired_differences(compared, boot.confidence))
+    diffs = iter(paired_differences(compared, boot.confidence, memo))
     for ms, d, control in arms:
         diff = next(diffs) if d and control else None
         v, reason = verdict(d, control, s, diff)

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from c3prof.analysis.dataset import Group
-from c3prof.analysis.falsification import FalsificationSettings, gemm_json, gemm_key, paired_differences
+from c3prof.analysis.falsification import (DifferenceMemo, FalsificationSettings, gemm_json, gemm_key,
+                                           paired_differences)
 from c3prof.analysis.speedup import RunMetrics
 from c3prof.analysis.stats import fast_median
 from c3prof.scenarios import GemmSpec
@@ -97,12 +98,13 @@ def _window_rate(m: RunMetrics, nbytes: int, chunk: int, gap_us: float | None) -
     return moved / window / 1e6
 
 
-def arms(group: Group, metrics: list[RunMetrics], confidence: float) -> list[Arm]:
+def arms(group: Group, metrics: list[RunMetrics], confidence: float, memo: DifferenceMemo | None = None) -> list[Arm]:
+    """Every copy-engine arm of the group (``memo``: falsification.paired_differences')."""
     by_scenario = {(m.run.name, m.run.strategy): m for m in metrics}
     dma = [m for m in metrics if m.run.strategy == "dma" and group.carrier(m.run.transport)[0] == "copy_engine"
            and m.medians.get("T_c")]
     bases = [by_scenario.get((m.run.name, "base")) for m in dma]
-    diffs = iter(paired_differences([(m, base) for m, base in zip(dma, bases) if base], confidence))
+    diffs = iter(paired_differences([(m, base) for m, base in zip(dma, bases) if base], confidence, memo))
     out = []
     for m, base in zip(dma, bases):
         run = m.run
@@ -209,9 +211,11 @@ def _bracket(group_arms: list[Arm], limit: float) -> dict:
     return {"no_slowdown_up_to_gbps": below, "slowdown_from_gbps": above, "text": text}
 
 
-def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSettings, confidence: float) -> dict:
-    """Arms and per-(link, GEMM) thresholds of one platform group; empty when it has no DMA arm."""
-    all_arms = arms(group, metrics, confidence)
+def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSettings, confidence: float,
+                  memo: DifferenceMemo | None = None) -> dict:
+    """Arms and per-(link, GEMM) thresholds of one platform group; empty when it has no DMA arm.
+    ``memo``: falsification.paired_differences' (the report shares one with falsify)."""
+    all_arms = arms(group, metrics, confidence, memo)
     limit = 1 + s.tolerance
     groups: dict[tuple[str, str], list[Arm]] = {}
     for a in all_arms:

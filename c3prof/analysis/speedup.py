@@ -697,9 +697,11 @@ def _drift(run: MergedRun, base: MergedRun | None, own: dict, b: dict, conf: flo
             bool(own["T_s"] and own["T_s"].paired)
     # Paired only when the two runs were measured in the same rounds: runs of separate sweeps (a
     # resumed scenario) are both resampled by round, but by rounds they do not share.
+    # Runs of one sweep usually hold the very same array (Group.round_ids shares it): no intersection then.
     ours, theirs = run.rounds.get("concurrent"), base.rounds.get("serial")
-    paired = ours is not None and theirs is not None and np.intersect1d(ours, theirs).size > 0 \
-        and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
+    shared = ours is not None and theirs is not None and (
+        ours.size > 0 if ours is theirs else np.intersect1d(ours, theirs).size > 0)
+    paired = shared and all(s is not None and s.paired for s in (own["T_cc"], b["T_s"]))
     if run.params.get("gemm_sms") is not None:
         return missing("the GEMM runs on an SM partition in this run: its time alone differs by design"), paired
     return estimate(ratio, [own["T_g"], b["T_g"]], ["gemm total_ms", "base gemm total_ms"], conf, later=later,

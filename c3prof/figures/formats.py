@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from c3prof.errors import C3profError
-
 FORMATS = ("png", "pdf", "svg")
 DEFAULT = ("png",)
 PATTERNS = tuple(f"*.{f}" for f in FORMATS)  # every file a figures directory may hold (a re-run replaces these)
@@ -17,14 +15,16 @@ HELP = "comma-separated formats of the figures: png, pdf, svg (each one is a ful
 
 
 def parse(text: str) -> tuple[str, ...]:
-    """``"png,pdf"`` -> ``("png", "pdf")``, duplicates dropped, order kept; anything else is refused."""
+    """``"png,pdf"`` -> ``("png", "pdf")``, duplicates dropped, order kept; anything else is refused
+    (argparse reports the refusal as ``argument --figure-formats: ...``, one line, exit status 2)."""
     formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
     bad = [f for f in formats if f not in FORMATS]
     if bad or not formats:
-        raise C3profError(f"--figure-formats: {', '.join(bad) or 'nothing'} is not one of {', '.join(FORMATS)}")
+        raise argparse.ArgumentTypeError(f"{', '.join(bad) or 'nothing'} is not one of {', '.join(FORMATS)}")
     return formats
 
 
 def add_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """The ``--figure-formats LIST`` option (the command turns it into a tuple with parse())."""
-    parser.add_argument("--figure-formats", default=",".join(DEFAULT), metavar="LIST", help=HELP)
+    """The ``--figure-formats LIST`` option, a tuple of formats once parsed (argparse applies ``parse``
+    to the default too), refused while the arguments are parsed: before any work."""
+    parser.add_argument("--figure-formats", type=parse, default=",".join(DEFAULT), metavar="LIST", help=HELP)

@@ -25,7 +25,6 @@ from typing import Any
 from c3prof.errors import C3profError
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # as report's --figures: a re-run replaces these
 from c3prof.figures.formats import add_argument as add_figure_formats
-from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, print_written
 
 
@@ -82,7 +81,6 @@ def _check(args: argparse.Namespace) -> tuple[list[Path], list[str], dict[str, O
 
     if not 1 <= args.max_rows <= MAX_ROWS:
         raise C3profError(f"--max-rows must be between 1 and {MAX_ROWS}, got {args.max_rows}")
-    args.figure_formats = parse_figure_formats(args.figure_formats)
     files, notes = expand_inputs(args.traces)
     outputs = check_outputs(files, _outputs(args))  # creates nothing
     return files, notes, {o.flag: o for o in outputs}

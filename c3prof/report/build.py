@@ -252,8 +252,10 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None) -> di
             base = (m.base_medians["T_g"], m.base_medians["T_c"]) if m.reference == "base" else None
             t = tax.classify_run(m.run, own, base, group, sweeps, settings.threshold)
             report["results"].append(_result(group, m, t, settings.min_ideal))
-        report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot))
-        dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence)
+        differences: fals.DifferenceMemo = {}   # the carrier differences the two share, computed once
+        report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot, differences))
+        dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence,
+                                          differences)
         strategy_rows = summary.result()
         joint_repeat_intervals(strategy_rows, settings.boot.confidence)
         report["strategies"].extend(strategy_rows)

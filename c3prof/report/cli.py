@@ -13,8 +13,8 @@ C3profError, which c3prof.cli prints as one line with exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
@@ -25,8 +25,8 @@ from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
 from c3prof.figures.formats import add_argument as add_figure_formats
-from c3prof.figures.formats import parse as parse_figure_formats
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order, print_written
+from c3prof.stage_line import StageLine
 from c3prof.trace import gc_paused
 
 
@@ -217,11 +217,12 @@ def _write_perfetto(args, out, report, dataset) -> list[str]:
 
 
 _WRITERS = {"--json": _write_json, "--csv": _write_csv, "--perfetto": _write_perfetto}
+# Each output as the stage line names it.
+_WHAT = {"--json": "JSON", "--csv": "CSV tables", "--figures": "figures", "--perfetto": "Perfetto trace"}
 
 
 def run(args) -> int:
     settings = _settings(args)
-    args.figure_formats = parse_figure_formats(args.figure_formats)
     files = expand_paths(args.traces)
     outputs = check_outputs(files, _outputs(args))  # before any work: no output may overwrite an input
     if not args.figures:
@@ -247,9 +248,18 @@ def _run(args, settings, files, outputs: list[Output], figures) -> int:
 def _report(args, settings, files, outputs: list[Output], figures) -> int:
     from c3prof.report.build import build_report
 
-    dataset = _load(files, args.split_by)
-    report = build_report(dataset, settings)
-    written = _write_outputs(args, outputs, report, dataset, figures)
+    # A large report works for seconds before its table: at a terminal, one line says at what.
+    with StageLine("report", quiet=args.quiet) as stage:
+        stage.show(f"reading {len(files)} trace(s), {sum(os.path.getsize(f) for f in files) / 1e6:.1f} MB")
+        dataset = _load(files, args.split_by)
+        runs = sum(r.complete for g in dataset.groups for r in g.runs.values())
+        scenarios = sum(len({r.name for r in g.runs.values() if r.complete}) for g in dataset.groups)
+        stage.show(f"analysing {runs:,} runs of {scenarios:,} scenarios ({settings.boot.n_resamples:,} resamples)")
+        report = build_report(dataset, settings)
+        writing = ["JSON"] * (args.json == "-") + [_WHAT[o.flag] for o in in_write_order(outputs)]
+        if writing:
+            stage.show(f"writing {', '.join(writing)}")
+        written = _write_outputs(args, outputs, report, dataset, figures)
     to_stdout = args.json == "-"
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render

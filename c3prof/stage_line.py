@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 # Carriage return, then erase the line (ANSI "erase in line", whole line): the next text replaces it.
@@ -30,13 +31,14 @@ class StageLine:
     def __enter__(self) -> StageLine:
         return self
 
-    def show(self, text: str) -> None:
+    def show(self, text: str | Callable[[], str]) -> None:
         """Replace the line with ``text`` (cut to the terminal's width: a line that wrapped could not be
-        rewritten in place)."""
+        rewritten in place). A callable is called only when the line is shown: what it counts costs
+        nothing off a terminal."""
         if not self._on:
             return
         width = shutil.get_terminal_size().columns
-        line = self._prefix + text
+        line = self._prefix + (text() if callable(text) else text)
         if len(line) >= width:
             line = line[:max(width - 2, 1)] + "…"
         self._stream.write(_ERASE + line)

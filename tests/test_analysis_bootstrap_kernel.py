@@ -418,6 +418,35 @@ def test_paired_medians_of_many_series_equal_numpys_one_by_one(threads, simd, mo
     assert np.array_equal(reps, want, equal_nan=True)
 
 
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("weight", [255, 600])
+def test_paired_medians_in_int16_and_int32_equal_numpy(weight, simd, monkeypatch):
+    """The kernel counts in int16 while its bound on the running weights (largest row sum x longest
+    series) stays below 2^15, else in int32. A series of 128 values in one round drawn up to 255
+    times: bound 32,640, int16, with ranks past 16,000. Up to 600 times: ranks past 38,000, which
+    int16 would wrap (int32). Either way numpy's replicates, bit for bit, in the blocks of
+    replicates and the tail past them."""
+    rng = np.random.default_rng(11)
+    rounds, b = 8, 130                       # 130 replicates: two blocks of 64 and a tail of 2
+    counts = np.zeros((b, rounds), dtype=np.int64)
+    counts[:, 0] = rng.integers(0, weight + 1, b)
+    counts[:, 1:] = rng.integers(0, 2, (b, rounds - 1)) * (counts[:, :1] < weight - rounds)
+    counts[0, :] = 0
+    counts[0, 0] = weight                     # the largest row sum: weight
+    values = [np.round(rng.normal(size=128), 1), np.round(rng.normal(size=40), 1), np.array([2.0])]
+    cols = [np.zeros(128, dtype=np.intp), rng.integers(0, rounds, 40), np.array([3])]
+    _bootstrap.use_avx2(simd)
+    try:
+        medians, reps = stats.paired_medians(values, cols, [counts], [0, 0, 0])
+    finally:
+        _bootstrap.use_avx2(True)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want_medians, want = stats.paired_medians(values, cols, [counts], [0, 0, 0])
+    assert medians == want_medians
+    assert np.array_equal(reps, want, equal_nan=True)
+    assert np.isnan(reps[2]).any() and not np.isnan(reps[0]).any()   # replicates that drew none of round 3
+
+
 def test_paired_medians_over_several_draws_equal_each_draw_alone():
     """A batch of scenarios (one draw each, different round counts) in one call: each series'
     replicates are those of its own scenario's draw."""

@@ -80,3 +80,17 @@ def test_a_line_wider_than_the_terminal_is_cut(monkeypatch):
         stage.show("analysing 10,000 runs of 2,500 scenarios")
     text = term.getvalue().split(ERASE)[1]
     assert text == "c3prof report: analysing 10,…" and len(text) == 29
+
+
+def test_a_missing_trace_is_named_by_the_reader_at_a_terminal_too(tmp_path, monkeypatch, capsys):
+    """The stage line counts the bytes of the traces it can stat; the reader names the missing one."""
+    missing = tmp_path / "nope.jsonl"
+    rc, _, err = _report(monkeypatch, capsys, str(missing), stderr=Terminal())
+    assert rc == 2
+    assert "reading 1 trace(s), 0.0 MB" in err
+    assert err.rsplit(ERASE, 1)[1].startswith(f"c3prof report: error: {missing}: cannot open")
+
+
+def test_what_a_stage_counts_is_not_counted_off_a_terminal():
+    with StageLine("report", stream=io.StringIO()) as stage:
+        stage.show(lambda: pytest.fail("called off a terminal"))

@@ -169,6 +169,23 @@ def _load(files, split_by: str | None):
         return dataset
 
 
+def _megabytes(files) -> float:
+    """The traces' size in MB, of those that can be stat'ed (the reader names any that cannot)."""
+    total = 0
+    for f in files:
+        try:
+            total += os.path.getsize(f)
+        except OSError:
+            pass
+    return total / 1e6
+
+
+def _analysing(dataset, n_resamples: int) -> str:
+    runs = sum(r.complete for g in dataset.groups for r in g.runs.values())
+    scenarios = sum(len({r.name for r in g.runs.values() if r.complete}) for g in dataset.groups)
+    return f"analysing {runs:,} runs of {scenarios:,} scenarios ({n_resamples:,} resamples)"
+
+
 def _write_outputs(args, outputs: list[Output], report, dataset, figures) -> list[str]:
     """Write every output (outer directories before what is nested in them); returns what was written.
     ``figures`` is the FigurePool started for --figures (None without)."""
@@ -250,11 +267,9 @@ def _report(args, settings, files, outputs: list[Output], figures) -> int:
 
     # A large report works for seconds before its table: at a terminal, one line says at what.
     with StageLine("report", quiet=args.quiet) as stage:
-        stage.show(f"reading {len(files)} trace(s), {sum(os.path.getsize(f) for f in files) / 1e6:.1f} MB")
+        stage.show(lambda: f"reading {len(files)} trace(s), {_megabytes(files):.1f} MB")
         dataset = _load(files, args.split_by)
-        runs = sum(r.complete for g in dataset.groups for r in g.runs.values())
-        scenarios = sum(len({r.name for r in g.runs.values() if r.complete}) for g in dataset.groups)
-        stage.show(f"analysing {runs:,} runs of {scenarios:,} scenarios ({settings.boot.n_resamples:,} resamples)")
+        stage.show(lambda: _analysing(dataset, settings.boot.n_resamples))
         report = build_report(dataset, settings)
         writing = ["JSON"] * (args.json == "-") + [_WHAT[o.flag] for o in in_write_order(outputs)]
         if writing:

@@ -571,8 +571,9 @@ cdef extern from *:
        every running weight of the block has reached hi_rank the rest of the values cannot change its
        counts. (The previous body held 8 replicates in registers and visited the values' rows in
        turn for each 8: a load from another row, often outside L1, for every 8 replicates and value;
-       this one reads each row's stretch once per block, in order. 3-4 times faster in int32 on the
-       development VM, 6-7 times in int16, for series of 25 values and 2000 replicates.) */
+       this one reads each row's stretch once per block, in order. For series of 25 values and 2000
+       replicates this loop alone ran 3-4 times faster in int32 on the development VM, 6-7 times in
+       int16, in a standalone C++ benchmark; the whole round_median_rows about 2 times.) */
     template <typename T>
     C3_BODY void c3_round_counts_body(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
                                       const T *__restrict lo_rank, const T *__restrict hi_rank,
@@ -1081,14 +1082,17 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
     """stats.round_resampled_medians of S series at once: series s is ``values[starts[s]:starts[s+1]]``
     (finite, in any order), weighted by the draw ``counts[which[s]]`` (int64, (B, R_k): one per
     scenario), ``cols`` the column that weights each value. Row s of ``out`` (S, B) gets its
-    replicates, ``medians[s]`` its median (stats.sorted_median)."""
+    replicates, ``medians[s]`` its median (stats.sorted_median). Returns True; False, with nothing
+    written, where a running weight could reach 2^31 (the kernel's int32 sums): the caller's numpy
+    code computes those. (The bound is taken from the draws while they are checked anyway: the
+    caller used to take every draw's row sums once more for it, a pass over all the counts.)"""
     cdef Py_ssize_t S = starts.shape[0] - 1, draws = len(counts), B = out.shape[1], i, s, k
     if S < 0 or out.shape[0] != S or medians.shape[0] != S or which.shape[0] != max(S, 0) \
             or cols.shape[0] != values.shape[0]:
         raise ValueError("round_median_rows: one start per series and a last one, a draw per series, an (S, B) "
                          "out, one column per value")
     if S == 0:
-        return
+        return True
     if starts[0] != 0 or starts[S] != values.shape[0]:
         raise ValueError("round_median_rows: the starts must cover the values")
     cdef vector[const int64_t *] tables
@@ -1114,11 +1118,13 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
                 raise ValueError("round_median_rows: a column outside its draw")
             if not isfinite(values[i]):
                 raise ValueError("round_median_rows: values must be finite")
-    # int16 counting (twice the lanes) where no running weight and no series length reaches 2^15.
-    cdef int narrow = 1
+    # int32 sums, or int16 (twice the lanes) where no running weight and no series length reaches 2^15.
+    cdef int64_t bound = 0
     for k in range(draws):
-        if _check_round_weights(views[k], longest[k]) >= 2**15:
-            narrow = 0
+        bound = max(bound, _round_weight_bound(views[k], longest[k]))
+    if bound >= 2**31:
+        return False
+    cdef int narrow = bound < 2**15
     cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
     cdef int failed
     with nogil:
@@ -1126,12 +1132,13 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
                                   draws, B, narrow, &out[0, 0], &medians[0], threads)
     if failed:
         raise MemoryError("round_median_rows: no memory for a series' scratch")
+    return True
 
 
-cdef int64_t _check_round_weights(const int64_t[:, ::1] counts, Py_ssize_t longest) except -1:
-    """No negative counts, and no running weight (a replicate's draws times a series' values) that
-    reaches 2^31, the kernel's int32 sums. Returns the bound it checked (at least ``longest``, which
-    the counts of values short of a rank reach): below 2^15, int16 sums serve."""
+cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longest) except -1:
+    """A bound on the running weights (a replicate's draws times a series' values: the largest row
+    sum times ``longest``) and on the counts of values short of a rank (``longest``); ValueError for
+    a negative count."""
     cdef Py_ssize_t b, r
     cdef int64_t most = 0, row_sum, signs = 0
     for b in range(counts.shape[0]):
@@ -1142,8 +1149,6 @@ cdef int64_t _check_round_weights(const int64_t[:, ::1] counts, Py_ssize_t longe
         most = max(most, row_sum)
     if signs < 0:
         raise ValueError("round_median_rows: negative counts")
-    if most * longest >= 2**31:
-        raise ValueError("round_median_rows: weights too large for the kernel's 32-bit sums")
     return max(most * longest, longest)
 
 

@@ -489,10 +489,11 @@ def paired_medians(values: list[np.ndarray], cols: list[np.ndarray], draws: list
         starts = np.zeros(len(values) + 1, dtype=np.intp)
         np.cumsum(sizes, out=starts[1:])
         out, medians = np.empty((len(values), b)), np.empty(len(values))
-        _bootstrap.round_median_rows(flat, np.concatenate(cols).astype(np.intp, copy=False), starts,
-                                     np.asarray(which, dtype=np.intp), [np.ascontiguousarray(d) for d in draws],
-                                     out, medians)
-        return medians.tolist(), out
+        # False: a running weight could pass the kernel's int32 sums; numpy below computes them.
+        if _bootstrap.round_median_rows(flat, np.concatenate(cols).astype(np.intp, copy=False), starts,
+                                        np.asarray(which, dtype=np.intp), [np.ascontiguousarray(d) for d in draws],
+                                        out, medians):
+            return medians.tolist(), out
     rows, medians = [], []
     for v, c, k in zip(values, cols, which):
         order = np.argsort(v, kind="stable")
@@ -502,15 +503,13 @@ def paired_medians(values: list[np.ndarray], cols: list[np.ndarray], draws: list
 
 
 def _paired_kernel_applies(flat: np.ndarray, sizes: list[int], draws: list[np.ndarray]) -> bool:
-    """Whether round_median_rows serves these series: built, every series non-empty and finite,
-    int64 draws of one B, and no running weight (a replicate's draws times a series' values) near
-    2^31 (the kernel's int32 sums)."""
+    """Whether round_median_rows may serve these series: built, every series non-empty and finite,
+    int64 draws of one B. (Weights too large for its int32 sums it refuses itself.)"""
     if _bootstrap is None or not sizes or not all(sizes) or not draws:
         return False
     if any(d.dtype != np.int64 or d.ndim != 2 or d.shape[0] != draws[0].shape[0] for d in draws):
         return False
-    most = max(int(d.sum(axis=1).max(initial=0)) for d in draws)
-    return bool(np.isfinite(flat).all()) and most * max(sizes) < 2**31
+    return bool(np.isfinite(flat).all())
 
 
 def _round_resampled_medians_numpy(v: np.ndarray, cols: np.ndarray, counts: np.ndarray) -> np.ndarray:

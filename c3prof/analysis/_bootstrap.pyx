@@ -678,16 +678,20 @@ cdef extern from *:
 
     /* The counts of every draw transposed to (R, B) as T: the loop over b contiguous. In tiles of
        C3_ROUND_BLOCK replicates: their rows of counts stay in L1 while each round's stretch of the
-       table is written in order (replicate by replicate, every write went to another row). */
+       table is written in order (replicate by replicate, every write went to another row). All the
+       draws' tables in one allocation (`ct`), `at` pointing at each. */
     template <typename T>
     static void c3_transpose_counts(const int64_t *const *counts, const ptrdiff_t *R, ptrdiff_t draws, ptrdiff_t B,
-                                    std::vector<std::vector<T>> &ct, std::vector<const void *> &at) {
-        ct.resize(draws);
+                                    std::vector<T> &ct, std::vector<const void *> &at) {
+        ptrdiff_t size = 0;
+        for (ptrdiff_t k = 0; k < draws; k++) size += R[k] * B;
+        ct.resize(size);
+        T *next = ct.data();
         for (ptrdiff_t k = 0; k < draws; k++) {
             const ptrdiff_t rounds = R[k];
             const int64_t *__restrict from = counts[k];
-            ct[k].resize(rounds * B);
-            T *__restrict to = ct[k].data();
+            T *__restrict to = next;
+            next += rounds * B;
             for (ptrdiff_t b0 = 0; b0 < B; b0 += C3_ROUND_BLOCK) {
                 const ptrdiff_t b1 = std::min<ptrdiff_t>(B, b0 + C3_ROUND_BLOCK);
                 for (ptrdiff_t r = 0; r < rounds; r++)
@@ -701,8 +705,8 @@ cdef extern from *:
                                 const ptrdiff_t *which, ptrdiff_t S, const int64_t *const *counts, const ptrdiff_t *R,
                                 ptrdiff_t draws, ptrdiff_t B, int narrow, double *out, double *medians, int threads) {
         c3_round_job job;
-        std::vector<std::vector<int16_t>> ct16;
-        std::vector<std::vector<int32_t>> ct32;
+        std::vector<int16_t> ct16;
+        std::vector<int32_t> ct32;
         std::vector<const void *> at;
         try {
             if (narrow)

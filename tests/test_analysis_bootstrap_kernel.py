@@ -496,6 +496,8 @@ def test_paired_medians_with_weights_beyond_32_bits_use_numpy(monkeypatch):
     values, cols = [np.array([3.0, 1.0, 2.0])], [np.array([0, 1, 1])]
     assert _rows(values[0], cols[0], [0, 3], [0], [counts], b=4) is False
     assert _rows(values[0], cols[0], [0, 3], [0], [np.full((4, 2), 2**29 // 3, dtype=np.int64)], b=4) is True
+    # counts whose bound would wrap int64 (2^61 x 2 x 3 values): refused, not taken for small ones
+    assert _rows(values[0], cols[0], [0, 3], [0], [np.full((4, 2), 2**61, dtype=np.int64)], b=4) is False
     got = stats.paired_medians(values, cols, [counts], [0])
     monkeypatch.setattr(stats, "_bootstrap", None)
     want = stats.paired_medians(values, cols, [counts], [0])

@@ -85,9 +85,8 @@ def _pct1(x: float | None) -> str:
 def render(doc: dict, width: int = DEFAULT_WIDTH) -> str:
     """The advice and the validations as text, prose wrapped at its words to ``width`` columns (the
     command passes console.text_width(): a terminal's own, else $COLUMNS, else 100)."""
-    lines = [f"c3prof advise: model fitted on {len(doc['training']['model']['training_scenarios'])} scenarios "
-             f"({doc['training']['platform']}; {', '.join(doc['training']['sources'])})"]
-    lines = _fitted(lines, width)
+    lines = _fitted([f"c3prof advise: model fitted on {len(doc['training']['model']['training_scenarios'])} "
+                     f"scenarios ({doc['training']['platform']}; {', '.join(doc['training']['sources'])})"], width)
     for a in doc["advice"]:
         lines += [""] + advice_lines(a, width)
     for v in doc["validation"]:

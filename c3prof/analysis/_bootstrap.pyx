@@ -1153,6 +1153,8 @@ cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longes
         most = max(most, row_sum)
     if signs < 0:
         raise ValueError("round_median_rows: negative counts")
+    if longest and most > (2**31) // longest:   # past the int32 sums: said so without the product (it may wrap)
+        return 2**31
     return max(most * longest, longest)
 
 

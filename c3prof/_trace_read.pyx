@@ -152,6 +152,54 @@ cdef class SampleColumns:
         return True
 
 
+    def export(self):
+        """What another process's SampleColumns needs to take these records over (``adopt``; a
+        trace read in two processes, trace_parts.py): whether a number broke the rule, the taken
+        samples dicts in order, each one's repetition count, and the two columns. Called instead
+        of check(): the dicts keep None in place of their series."""
+        cdef Py_ssize_t i, n = len(self._records)
+        counts = np.empty(n, dtype=np.int64)
+        cdef long long[::1] out = counts
+        dicts = []
+        for i in range(n):
+            samples, layout = self._records[i]
+            dicts.append(samples)
+            out[i] = layout[0][3]
+        return self._bad, dicts, counts, _read_only(&self._durations), _read_only(&self._starts)
+
+    def adopt(self, bint bad, list dicts, const long long[::1] counts, const double[::1] durations,
+              const double[::1] starts):
+        """Take over another SampleColumns' records (its ``export``), after those taken so far: their
+        series get views of the same numbers at check(). Each dict's series lie in the columns in
+        the order of its keys, durations in one and start offsets in the other, as add() put them."""
+        cdef Py_ssize_t i, n, at_d = self._durations.size(), at_s = self._starts.size()
+        cdef Py_ssize_t end_d = at_d + durations.shape[0], end_s = at_s + starts.shape[0]
+        if bad:   # a number broke the rule there (its columns stop at it): check() will say False
+            self._bad = True
+            return
+        if len(dicts) != counts.shape[0]:
+            raise ValueError("adopt: one repetition count per samples dict")
+        records = []
+        for i in range(len(dicts)):
+            n = counts[i]
+            layout = []
+            for name in <dict>dicts[i]:
+                if name in self._positive:
+                    layout.append((name, True, at_d, n))
+                    at_d += n
+                else:
+                    layout.append((name, False, at_s, n))
+                    at_s += n
+            records.append((dicts[i], layout))
+        if at_d != end_d or at_s != end_s:
+            raise ValueError("adopt: the columns do not hold the dicts' series")
+        if durations.shape[0]:
+            self._durations.insert(self._durations.end(), &durations[0], &durations[0] + durations.shape[0])
+        if starts.shape[0]:
+            self._starts.insert(self._starts.end(), &starts[0], &starts[0] + starts.shape[0])
+        self._records += records
+
+
 cdef object _read_only(vector[double] *values):
     """A read-only float64 copy of ``values`` (views of it are every series' values: none may change another)."""
     cdef Py_ssize_t n = values.size()

@@ -38,9 +38,9 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterator
+from typing import IO, TYPE_CHECKING, Any, Generator, Iterable, Iterator
 
-from c3prof import __version__
+from c3prof import __version__, trace_parts
 from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file, foreign_kind
 from c3prof.scenarios import Scenario, check_name
@@ -693,33 +693,48 @@ class Tail:
     needs_newline: bool = False
 
 
-def iter_records(path: str | Path, tail: Tail | None = None,
-                 batch: Samples | None = None) -> Iterator[tuple[int, dict]]:
+def iter_records(path: str | Path, tail: Tail | None = None, batch: Samples | None = None,
+                 stop: int | None = None) -> Generator[tuple[int, dict], None, int]:
     """Yield (line number, record) after checking each line; raises TraceError naming the problem.
 
     A last line without a newline is kept when it is a valid record (``tail.needs_newline`` tells
     resume to add the newline), and is the trace's truncation otherwise: an error, or with ``tail``
     (resume) reported in ``tail.torn_at`` (the write that was interrupted) instead. ``batch``: phase samples'
-    numbers are left to it (validate_record); the caller checks it after the last record.
+    numbers are left to it (validate_record); the caller checks it after the last record. ``stop``:
+    the offset of a line's first byte, where to stop (the first part of a trace read in two
+    processes, trace_parts.py). Returns the lines read.
     """
     path = Path(path)
     check_input_file(path, "trace file", TRACE_MAX_BYTES, TraceError)
+    return (yield from _open_records(path, tail, batch, stop=stop))
+
+
+def _open_records(path: Path, tail: Tail | None, batch: Samples | None, start: int = 0,
+                  stop: int | None = None) -> Generator[tuple[int, dict], None, int]:
+    """_records_of over the lines from offset ``start`` (a line's first byte) to the one at ``stop``."""
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise TraceError(f"{path}: cannot open trace: {exc.strerror or exc}") from None
     with f:
-        yield from _records_of(f, path, tail, batch)
+        f.seek(start)
+        return (yield from _records_of(f, path, tail, batch, None if stop is None else stop - start, start == 0))
 
 
-def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[tuple[int, dict]]:
-    lineno, offset, first = 0, 0, True
+def _records_of(f, path, tail: Tail | None, batch: Samples | None, stop: int | None = None,
+                first: bool = True) -> Generator[tuple[int, dict], None, int]:
+    """iter_records' loop over ``f`` from where it stands, to its end or to the line that starts at
+    offset ``stop`` (of a read that began at offset 0); returns the lines read. ``first``: ``f``
+    starts at the trace's first line (which must be a header). Line numbers count from where it
+    started."""
+    lineno, offset = 0, 0
     # read_trace's fast path for phase records (trace_fast.py): needs the batch and orjson
     # (the compiled PhaseAcceptor when built: the same verdicts)
     acceptor = PlainPhases if _trace_read is None else _trace_read.PhaseAcceptor
     phases = acceptor(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
     text_kind = _text_kind if _trace_read is None else _trace_read.text_kind
-    while raw := f.readline(MAX_RECORD_BYTES + 1):
+    start_of_file = first
+    while (stop is None or offset < stop) and (raw := f.readline(MAX_RECORD_BYTES + 1)):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:
             raise _fail(path, lineno, f"a record longer than {MAX_RECORD_BYTES} bytes")
@@ -740,7 +755,7 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[t
                 raise _fail(path, lineno, f"not a c3prof trace but {kind}") from exc
             if last_unterminated and tail is not None and not first:
                 tail.torn_at, tail.torn_bytes = start, len(raw)
-                return
+                return lineno - 1
             if last_unterminated and not first:
                 raise _fail(path, lineno, "truncated (the last line is incomplete, as left by an interrupted "
                                           "write; `c3prof capture --resume` repairs and continues it, or "
@@ -751,8 +766,9 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None) -> Iterator[t
             tail.needs_newline = True
         first = False
         yield lineno, rec
-    if first:
+    if first and start_of_file:
         raise TraceError(f"{path}: empty file, not a c3prof trace")
+    return lineno
 
 
 @contextmanager
@@ -769,40 +785,72 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_trace(path: str | Path, tail: Tail | None = None) -> Trace:
+def read_trace(path: str | Path, tail: Tail | None = None, processes: int = 1) -> Trace:
     """Read and validate a whole trace into runs and their phases (``tail``: see iter_records).
 
     Without ``tail``, the phases' sample values are checked all at once and become arrays
     (Phase.samples; trace_samples.py); a trace that fails anything there is read again with every
-    check made record by record, which raises the error the reader names (file and first bad line)."""
+    check made record by record, which raises the error the reader names (file and first bad line).
+    ``processes``: 2 reads the two halves of a trace in two processes (trace_parts.py), where the
+    compiled reader is built: the same Trace."""
     with gc_paused():
-        return _read_trace(path, tail)
+        return _read_trace(path, tail, processes)
 
 
-def _read_trace(path: str | Path, tail: Tail | None) -> Trace:
+def _read_trace(path: str | Path, tail: Tail | None, processes: int = 1) -> Trace:
     if tail is None:
         batch = new_sample_batch()
         try:
-            trace = _read_records(path, None, batch)
+            if processes > 1 and _trace_read is not None:
+                check_input_file(Path(path), "trace file", TRACE_MAX_BYTES, TraceError)
+                columns = batch = _sample_columns()
+                records = trace_parts.records_in_parts(path, lambda stop: iter_records(path, None, columns, stop),
+                                                       lambda start: _read_part(path, start),
+                                                       lambda part: columns.adopt(*part))
+            else:
+                records = iter_records(path, None, batch)
+            trace = _read_records(path, records, batch)
         except TraceError:
             trace = None
         if trace is not None and batch.check():
             return trace
-    return _read_records(path, tail, None)
+    return _read_records(path, iter_records(path, tail, None), None)
+
+
+def _read_part(path: str | Path, start: int) -> trace_parts.Part:
+    """The records of the lines from offset ``start`` (a line's first byte) to the end, their samples
+    left in a SampleColumns of their own (trace_parts.py)."""
+    batch = _sample_columns()
+    reading = _open_records(Path(path), None, batch, start=start)
+    records = []
+    while True:
+        try:
+            records.append(next(reading))
+        except StopIteration as end:
+            return trace_parts.Part(records, end.value, batch.export())
 
 
 def new_sample_batch() -> Samples:
     """What read_trace leaves the phases' samples to: the compiled SampleColumns when built, else
     trace_samples.SampleBatch (the same verdicts and arrays)."""
-    kind = SampleBatch if _trace_read is None else _trace_read.SampleColumns
-    return kind(frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+    return SampleBatch(*_SAMPLE_RULES) if _trace_read is None else _sample_columns()
 
 
-def _read_records(path: str | Path, tail: Tail | None, batch: Samples | None) -> Trace:
-    """read_trace's pass over the records. With ``batch``, the phases' samples are left to it (their
-    arrays come with batch.check()); without, each phase's samples become arrays as it is read."""
+def _sample_columns() -> _trace_read.SampleColumns:
+    """The compiled SampleColumns (built: checked by the caller), which a trace read in parts needs."""
+    return _trace_read.SampleColumns(*_SAMPLE_RULES)
+
+
+# SampleBatch's and SampleColumns' rule: the series that are durations, their least and every series' most.
+_SAMPLE_RULES = (frozenset(POSITIVE_SERIES), MIN_DURATION_MS, MAX_MS)
+
+
+def _read_records(path: str | Path, records: Iterable[tuple[int, dict]], batch: Samples | None) -> Trace:
+    """read_trace's pass over the records (line number, record; iter_records' or the parts'). With
+    ``batch``, the phases' samples are left to it (their arrays come with batch.check()); without,
+    each phase's samples become arrays as it is read."""
     trace: Trace | None = None
-    for lineno, rec in iter_records(path, tail, batch):
+    for lineno, rec in records:
         kind = rec["record"]
         if kind == "header":
             if trace is not None:

@@ -160,7 +160,7 @@ def test_analyze_group_batched_equals_run_by_run(paired):
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_analyze_group_in_several_processes_gives_the_same_metrics(jobs):
-    from c3prof.analysis import forked
+    from c3prof import forked
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     runs = _runs(12, 5)
@@ -178,7 +178,7 @@ def test_analyze_group_in_several_processes_gives_the_same_metrics(jobs):
 def test_report_with_jobs_is_the_report_without():
     """build_report with the bootstrap shared by two processes, on a capture measured in rounds and
     visits (tests/data/h200_default_visits.jsonl: the paired, two-stage path), is the same report."""
-    from c3prof.analysis import forked
+    from c3prof import forked
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     from pathlib import Path
@@ -261,7 +261,8 @@ def test_plan_scenarios_equals_plan_rounds_with_numpy(name, monkeypatch):
 
 
 def test_auto_jobs_forks_only_for_large_groups(monkeypatch):
-    from c3prof.analysis import forked, speedup
+    from c3prof import forked
+    from c3prof.analysis import speedup
 
     monkeypatch.setattr(forked, "available_cpus", lambda: 16)
     assert speedup.auto_jobs(speedup.AUTO_MIN_RUNS - 1) == 1
@@ -340,7 +341,8 @@ def test_forked_children_return_their_kept_rows_through_the_shared_store(room, m
     """The children's kept replicates come back through KeptRows (or, where a store runs out of room,
     pickled with the metrics): the same replicates either way, and the runs' shared ideal estimate
     stays one object."""
-    from c3prof.analysis import forked, speedup
+    from c3prof import forked
+    from c3prof.analysis import speedup
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     monkeypatch.setattr(speedup, "KEPT_PER_RUN", room)
@@ -372,7 +374,8 @@ def test_report_jobs_default_to_auto_and_accept_a_count():
 
 def test_auto_jobs_give_the_serial_metrics(monkeypatch):
     """jobs=AUTO on a group past AUTO_MIN_RUNS forks (here lowered to the test's 12 runs): the same metrics."""
-    from c3prof.analysis import forked, speedup
+    from c3prof import forked
+    from c3prof.analysis import speedup
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     monkeypatch.setattr(speedup, "AUTO_MIN_RUNS", 12)
@@ -391,8 +394,9 @@ def test_refused_fork_and_refused_mappings_give_the_serial_metrics(monkeypatch, 
     """Where the system refuses the shared mappings, the kept rows come back pickled; where it refuses
     the fork, this process computes everything and says so on stderr: the same metrics either way."""
     import mmap
+    import multiprocessing.context
 
-    from c3prof.analysis import forked
+    from c3prof import forked
     if not forked.can_fork():
         pytest.skip("needs the fork start method")
     g = _group(_runs(15, 4))
@@ -404,7 +408,12 @@ def test_refused_fork_and_refused_mappings_give_the_serial_metrics(monkeypatch, 
 
     monkeypatch.setattr(mmap, "mmap", refuse)
     assert [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings), jobs=2)] == serial
-    monkeypatch.setattr(forked.ProcessPoolExecutor, "submit", refuse)
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", refuse)
     assert [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings), jobs=2)] == serial
     err = capsys.readouterr().err
     assert "could not start 1 more process(es) (Cannot allocate memory); computing in this one" in err
+    # The shared counter the processes claim batches from is refused (it lives in shared memory too).
+    monkeypatch.setattr(forked._Counter, "__init__", refuse)
+    assert [_metrics_json(m) for m in analyze_group(g, SeriesBank(settings), jobs=3)] == serial
+    assert "could not share the work out (Cannot allocate memory); computing in this process" in \
+        capsys.readouterr().err

@@ -34,7 +34,7 @@ REPORT_FIGURES = {"speedup", "strategy_summary", "fraction_of_ideal", "slowdowns
 
 def _report_and_dataset(trace: Path):
     args = build_parser("report").parse_args(["report", str(trace)])
-    dataset = _load([trace], None)
+    dataset = _load([trace], None, 1)
     return build_report(dataset, _settings(args)), dataset
 
 

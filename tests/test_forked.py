@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from c3prof.analysis import forked
+from c3prof import forked
 
 if not forked.can_fork():
     pytest.skip("needs the fork start method", allow_module_level=True)

@@ -158,12 +158,12 @@ def test_a_changed_phase_record_reads_as_with_the_exact_checks(tmp_path, name, w
     lines[index] = json.dumps(rec)
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    assert _outcome(trace.read_trace, path) == _outcome(lambda p: trace._read_records(p, None, None), path)
+    assert _outcome(trace.read_trace, path) == _outcome(lambda p: trace._read_records(p, trace.iter_records(p), None), path)
 
 
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.jsonl")), ids=lambda p: p.name)
 def test_committed_traces_read_as_with_the_exact_checks(path):
-    assert _outcome(trace.read_trace, path) == _outcome(lambda p: trace._read_records(p, None, None), path)
+    assert _outcome(trace.read_trace, path) == _outcome(lambda p: trace._read_records(p, trace.iter_records(p), None), path)
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -23,7 +23,7 @@ SYNTHETIC = DATA / "synthetic_small.jsonl"
 
 def _exact(path) -> trace.Trace:
     """The record-by-record read (every sample checked where it stands): the reference."""
-    return trace._read_records(path, None, None)
+    return trace._read_records(path, trace.iter_records(path), None)
 
 
 def _plain(value):

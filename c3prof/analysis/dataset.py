@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from c3prof import trace_parts
 from c3prof.analysis.stats import sorted_by_length, sorted_median, sorted_row_medians
 from c3prof.errors import C3profError
 from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
@@ -415,12 +416,12 @@ def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, di
     return runs
 
 
-def _read_all(files: list[Path], notes: list[str]) -> tuple[list[InputInfo], list[tuple[Path, Trace]]]:
+def _read_all(files: list[Path], notes: list[str], jobs: int) -> tuple[list[InputInfo], list[tuple[Path, Trace]]]:
     inputs: list[InputInfo] = []
     kept: list[tuple[Path, Trace]] = []
     seen_ids: dict[str, str] = {}
     for path in files:
-        trace = read_trace(path)
+        trace = read_trace(path, processes=trace_parts.processes_for(path, jobs))
         h = trace.header
         info = InputInfo(path=str(path), trace_id=h["trace_id"], rank=h["rank"], world_size=h["world_size"],
                          hostname=str(h.get("hostname", "")), created_utc=h["created_utc"],
@@ -482,20 +483,21 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
                     into.extend(dict(rec, _trace=where[id(trace)]) for rec in records)
 
 
-def load(paths: list[str], split_by: str = "platform") -> Dataset:
-    """Read every trace (raising TraceError with file and line on bad input) and merge into groups."""
+def load(paths: list[str], split_by: str = "platform", jobs: int = 1) -> Dataset:
+    """Read every trace (raising TraceError with file and line on bad input) and merge into groups.
+    ``jobs``: report's -j (-1: auto): a large trace may be read in two processes (trace_parts.py)."""
     with gc_paused():   # reading and merging make many objects and no cycle (see gc_paused)
-        return _load(paths, split_by)
+        return _load(paths, split_by, jobs)
 
 
-def _load(paths: list[str], split_by: str) -> Dataset:
+def _load(paths: list[str], split_by: str, jobs: int) -> Dataset:
     if split_by not in SPLIT_MODES:
         raise C3profError(f"--split-by must be one of {', '.join(SPLIT_MODES)}, got {split_by!r}")
     files = expand_paths(paths)
     if not files:
         raise C3profError("no trace files given")
     notes: list[str] = []
-    inputs, traces = _read_all(files, notes)
+    inputs, traces = _read_all(files, notes, jobs)
     info_by_path = {i.path: i for i in inputs if i.skipped is None}
     groups: dict[str, Group] = {}
     devices: dict[str, set[frozenset[str]]] = {}

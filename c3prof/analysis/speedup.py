@@ -46,7 +46,7 @@ from typing import Callable
 
 import numpy as np
 
-from c3prof.analysis import forked
+from c3prof import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_visit_picks, draw_visit_round_counts, fast_median,
@@ -347,7 +347,16 @@ class KeptRows:
         self.rows = np.frombuffer(self._map, dtype=np.float32, count=capacity * n_resamples).reshape(
             capacity, n_resamples)
         self.used = 0
-        self.owners: list[Estimate] = []   # the estimate holding each row given out, in row order
+        self.owners: list[Estimate] = []   # the estimate holding each row given out since hand_over, in row order
+        self._first_owned = 0              # the row of owners[0]
+
+    def hand_over(self) -> list[tuple[int, Estimate]]:
+        """(row, estimate) of every row given out since the last call (a child sends its results
+        batch by batch: each batch names its own rows)."""
+        owned = list(enumerate(self.owners, self._first_owned))
+        self._first_owned += len(self.owners)
+        self.owners = []
+        return owned
 
     def take(self, n: int) -> np.ndarray | None:
         """The next ``n`` rows, or None when fewer are left (the caller allocates them itself). The
@@ -735,6 +744,8 @@ CI_BATCH = 2048
 # Scenarios whose replicates analyze_group draws together (SeriesBank.draw; memory:
 # their series x n_resamples doubles, about 30 MB for 64 scenarios of 4 runs).
 PREPARE_SCENARIOS = 64
+# Batches of scenarios each of analyze_group's processes claims, about (scenario_batches).
+BATCHES_PER_JOB = 8
 
 
 # analyze_group's jobs: AUTO lets auto_jobs choose. A group of fewer complete runs than
@@ -745,7 +756,7 @@ AUTO = -1
 AUTO_MIN_RUNS = 2000
 MAX_AUTO_JOBS = 4
 # Rows a run keeps at most (its fraction, own ideal and fraction, GEMM slowdown, and the scenario's
-# shared ideal): the room a child's KeptRows gets per run of its share.
+# shared ideal): the room a child's KeptRows gets per run.
 KEPT_PER_RUN = 4
 
 
@@ -772,35 +783,47 @@ def analyze_group(group: Group, bank: SeriesBank, jobs: int = 1) -> list[RunMetr
         if run.complete:
             by_scenario.setdefault(run.name, []).append(run)
     names = list(by_scenario)
-    jobs = resolve_jobs(jobs, sum(len(runs) for runs in by_scenario.values()))
+    n_runs = sum(len(runs) for runs in by_scenario.values())
+    jobs = resolve_jobs(jobs, n_runs)
+    bases = base_runs(group)
     if jobs < 2 or len(names) < 2:
-        return _analyze_scenarios(group, bank, by_scenario, names)
+        return _analyze_scenarios(group, bank, by_scenario, names, bases)
     if not forked.can_fork():
         raise ValueError("analysing in several processes needs the fork start method (not available here)")
-    # Each child keeps its rows in a mapping of its own, made before the fork (keyed by the share's
-    # first scenario); the parent's share keeps arrays of its own. Where the system refuses the
-    # mappings (strict memory overcommit), the rows come back pickled: the same rows, slower.
+    batches = scenario_batches(names, jobs)
+    # Each child keeps its rows in a mapping of its own, made before the fork (keyed by the child's
+    # number); this process keeps arrays of its own. A child may claim most of the batches, so its
+    # mapping has room for twice its even share (at most all rows; pages are only allocated where
+    # rows are written). Where the system refuses the mappings (strict memory overcommit), or one
+    # is full, the rows come back pickled: the same rows, slower.
+    rows = KEPT_PER_RUN * n_runs
     try:
-        stores = {part[0]: KeptRows(bank.settings.n_resamples, KEPT_PER_RUN * sum(len(by_scenario[n]) for n in part))
-                  for part in forked.split(names, jobs)[1:]}
+        stores = {k: KeptRows(bank.settings.n_resamples, min(rows, -(-2 * rows // (jobs - 1)))) for k in range(1, jobs)}
     except OSError:
         stores = {}
 
-    def work(part: list[str]) -> list[RunMetrics]:
-        bank.pending.kept_rows = stores.get(part[0])
-        try:
-            return _analyze_scenarios(group, bank, by_scenario, part)
-        finally:
-            bank.pending.kept_rows = None
+    def start(child: int) -> None:
+        bank.pending.kept_rows = stores.get(child)
+
+    def work(at: int) -> list[RunMetrics]:
+        return _analyze_scenarios(group, bank, by_scenario, batches[at], bases)
 
     with kernel_threads_shared(jobs):
-        return forked.in_processes(names, jobs, work, lambda metrics: _pack_metrics(metrics, stores),
-                                   lambda packed: _unpack_metrics(group, packed, stores))
+        parts = forked.in_processes(len(batches), jobs, work, lambda metrics: _pack_metrics(metrics, stores),
+                                    lambda packed: _unpack_metrics(group, packed, stores), start)
+    return [m for part in parts for m in part]
+
+
+def scenario_batches(names: list[str], jobs: int) -> list[list[str]]:
+    """The scenarios in the consecutive batches that analyze_group's processes claim: at most
+    PREPARE_SCENARIOS (drawn together), and few enough scenarios that each process claims about
+    BATCHES_PER_JOB of them (the last batches claimed decide how evenly the processes finish)."""
+    size = max(1, min(PREPARE_SCENARIOS, len(names) // (jobs * BATCHES_PER_JOB)))
+    return [names[i:i + size] for i in range(0, len(names), size)]
 
 
 def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, list[MergedRun]],
-                       names: list[str]) -> list[RunMetrics]:
-    bases = base_runs(group)
+                       names: list[str], bases: dict[str, tuple[MergedRun | None, str | None]]) -> list[RunMetrics]:
     out = []
     bank.defer_cis = True
     # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
@@ -855,7 +878,7 @@ class PackedMetrics:
     estimates: np.ndarray          # (estimates, 3): value, CI low, CI high (NaN where None)
     estimates_none: np.ndarray     # which of those are None
     reasons: list[str | None]      # each estimate's CI reason
-    kept: dict[int, tuple[str, int] | np.ndarray]   # estimate -> (store, row) in a KeptRows, or its own array
+    kept: dict[int, tuple[int, int] | np.ndarray]   # estimate -> (store, row) in a KeptRows, or its own array
 
 
 def _floats(flat: list[float | None], width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -866,16 +889,16 @@ def _floats(flat: list[float | None], width: int) -> tuple[np.ndarray, np.ndarra
     return objects.astype(float), none
 
 
-def _pack_metrics(metrics: list[RunMetrics], stores: dict[str, KeptRows]) -> PackedMetrics:
+def _pack_metrics(metrics: list[RunMetrics], stores: dict[int, KeptRows]) -> PackedMetrics:
     """The child's side: RunMetrics without their runs, as columns. Kept replicates written in a
     store are left there (named by store and row); others travel as arrays."""
     flat = [est for m in metrics for est in _estimates_of(m)]
     unique = {id(est): est for est in flat}              # first appearance order: the table's rows
     row_of = {key: at for at, key in enumerate(unique)}
     table = list(unique.values())
-    kept: dict[int, tuple[str, int] | np.ndarray] = {}
+    kept: dict[int, tuple[int, int] | np.ndarray] = {}
     for key, store in stores.items():
-        for row, est in enumerate(store.owners):
+        for row, est in store.hand_over():
             at = row_of.get(id(est))
             if at is not None:
                 kept[at] = (key, row)
@@ -895,7 +918,7 @@ def _pack_metrics(metrics: list[RunMetrics], stores: dict[str, KeptRows]) -> Pac
         estimates=estimates, estimates_none=estimates_none, reasons=[e.ci.reason for e in table], kept=kept)
 
 
-def _unpack_metrics(group: Group, packed: PackedMetrics, stores: dict[str, KeptRows]) -> list[RunMetrics]:
+def _unpack_metrics(group: Group, packed: PackedMetrics, stores: dict[int, KeptRows]) -> list[RunMetrics]:
     """The parent's side: the RunMetrics again, with the parent's runs and the stores' rows."""
     table = [Estimate(value, CI(low, high, reason)) for (value, low, high), reason in
              zip(_nones(packed.estimates, packed.estimates_none), packed.reasons)]

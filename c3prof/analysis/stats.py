@@ -49,7 +49,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from c3prof.analysis.forked import available_cpus
+from c3prof.forked import available_cpus
 
 try:  # the compiled kernels: the same numbers as the numpy code below, faster (_bootstrap.pyx)
     from c3prof.analysis import _bootstrap

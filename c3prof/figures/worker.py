@@ -44,7 +44,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from c3prof.analysis.forked import available_cpus
+from c3prof.forked import available_cpus
 from c3prof.errors import C3profError
 
 Job = tuple[str, str, tuple[Any, ...]]  # (module, function, arguments)

@@ -10,7 +10,7 @@ from typing import Callable
 
 from c3prof import __version__
 from c3prof.analysis import falsification as fals
-from c3prof.analysis import forked
+from c3prof import forked
 from c3prof.analysis import interference
 from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path

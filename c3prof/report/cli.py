@@ -18,7 +18,7 @@ import sys
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
-from c3prof.analysis.forked import can_fork
+from c3prof.forked import can_fork
 from c3prof.analysis.speedup import AUTO, AUTO_MIN_RUNS, BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
@@ -153,17 +153,17 @@ def _outputs(args) -> list[Output]:
     return outs
 
 
-def _load(files, split_by: str | None):
+def _load(files, split_by: str | None, jobs: int):
     """Group by platform unless asked otherwise; traces whose runs share an id but differ in
     definition (several captures in one directory) cannot be pooled, so they are kept per trace."""
     if split_by is not None:
-        return load(files, split_by=split_by)
+        return load(files, split_by=split_by, jobs=jobs)
     try:
-        return load(files, split_by="platform")
+        return load(files, split_by="platform", jobs=jobs)
     except C3profError as exc:
         if "cannot pool them" not in str(exc):
             raise
-        dataset = load(files, split_by="trace")
+        dataset = load(files, split_by="trace", jobs=jobs)
         dataset.notes.insert(0, f"runs differ between traces ({exc}); every trace is reported on its own "
                                 f"(as with --split-by trace)")
         return dataset
@@ -268,7 +268,7 @@ def _report(args, settings, files, outputs: list[Output], figures) -> int:
     # A large report works for seconds before its table: at a terminal, one line says at what.
     with StageLine("report", quiet=args.quiet) as stage:
         stage.show(lambda: f"reading {len(files)} trace(s), {_megabytes(files):.1f} MB")
-        dataset = _load(files, args.split_by)
+        dataset = _load(files, args.split_by, settings.jobs)
         stage.show(lambda: _analysing(dataset, settings.boot.n_resamples))
         report = build_report(dataset, settings)
         writing = ["JSON"] * (args.json == "-") + [_WHAT[o.flag] for o in in_write_order(outputs)]

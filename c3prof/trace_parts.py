@@ -1,0 +1,101 @@
+"""Reading one large trace in two processes: read_trace's parts (report -j, on a trace of 8 MB or more).
+
+Reading is one core's work: a 10^6-sample trace (33 MB, 40,000 phase records) took 0.56-0.75 s of
+a 3.6-5 s report on two cores of the device hosts, while the other core waited. Its lines are
+independent until they are assembled into runs, so two processes can each read a part: forked.py's
+in_processes hands the parts out, one to this process and one to a forked child.
+
+What comes back from the child is its records as read, except their samples: the numbers stay in
+the two columns its SampleColumns filled, and travel as two arrays (``SampleColumns.export``),
+which this process's SampleColumns takes over (``adopt``) as if it had read them. Pickled as
+arrays per record instead, they took 0.33 s to cross (dev VM); as records without their numbers
+plus two columns, about 0.1 s.
+
+The trace is then assembled from the parts' records in file order, by the same code as a trace
+read in one process, with the same line numbers, so it is the same Trace. Anything a part cannot
+read (a bad record, a number out of range) sends read_trace to read the file again in one process,
+record by record, which reports the error as it always has. Needs the compiled ``_trace_read``
+(the columns); without it, or where fork is not available, a trace is read in one process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from c3prof import forked
+
+# A trace smaller than this is read in one process: the fork and the trip back cost more than half
+# of reading it (a 10^6-sample trace is 33 MB).
+MIN_BYTES = 8 << 20
+# The share of the bytes this process reads: a little more than half, because the child's part
+# must still cross back and be assembled after it (0.55 read the 10^6-sample trace in 0.55 s on the
+# dev VM, 0.50 and 0.60 in 0.57 s, one process in 0.72 s).
+FIRST_SHARE = 0.55
+
+# (line number, record) of each record read; the lines read when done (trace.iter_records).
+Reading = Generator[tuple[int, dict], None, int]
+
+
+@dataclass
+class Part:
+    """What one process read of a trace: its records (line numbers from the part's first line), the
+    lines it spanned, and its SampleColumns' export (the records' numbers, outside them)."""
+
+    records: list[tuple[int, dict]]
+    lines: int
+    samples: tuple[bool, list[dict], np.ndarray, np.ndarray, np.ndarray]
+
+
+def processes_for(path: str | os.PathLike, jobs: int) -> int:
+    """The processes to read ``path`` with, for report's ``jobs`` (-1: auto): two for a large trace
+    where this process may use two CPUs and fork, else one."""
+    if jobs == 1 or not forked.can_fork() or forked.available_cpus() < 2:
+        return 1
+    try:
+        return 2 if os.path.getsize(path) >= MIN_BYTES else 1
+    except OSError:   # the reader names the problem
+        return 1
+
+
+def split_at(path: str | os.PathLike) -> int | None:
+    """Where the second part starts: the first line that begins past FIRST_SHARE of the file; None
+    when no line does (one long line)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        f.seek(int(size * 0.6))
+        f.readline()
+        at = f.tell()
+    return at if 0 < at < size else None
+
+
+def records_in_parts(path: str | os.PathLike, first_part: Callable[[int | None], Reading],
+                     read_part: Callable[[int], Part], adopt: Callable[[tuple], None]) -> Iterator[tuple[int, dict]]:
+    """Every record of ``path`` with its line number, in file order: the first half as this process
+    reads it (``first_part(stop)``, yielding as it goes, so the trace is assembled meanwhile), the
+    second read by a forked child at the same time (``read_part(start)``), its samples handed to
+    ``adopt`` (the reader's SampleColumns) after the first half's. An error of either is raised here."""
+    middle = split_at(path)
+    if middle is None:
+        yield from first_part(None)
+        return
+    second = forked.in_background(lambda: read_part(middle))   # forks now
+    try:
+        lines = yield from first_part(middle)
+    except BaseException:
+        _wait_quietly(second)   # no child outlives the read; the first half's error is the one raised
+        raise
+    part = second.result()
+    adopt(part.samples)
+    for lineno, rec in part.records:
+        yield lines + lineno, rec
+
+
+def _wait_quietly(later: forked.Later) -> None:
+    try:
+        later.result()
+    except Exception:   # noqa: BLE001 - its error is not the one to report
+        pass

@@ -6,8 +6,9 @@ computing some of them in other processes gives the same numbers, in the same or
 time when the machine has idle cores.
 
 A child is forked (it inherits the parent's data, nothing is pickled on the way in); what it
-computed comes back pickled, item by item, through ``pack`` (child side) and ``unpack`` (parent side), which turn
-the results into something that does not drag the parent's objects along (ids instead of runs).
+computed comes back pickled, item by item, through ``pack`` (child side) and ``unpack`` (parent
+side), which turn the results into something that does not drag the parent's objects along (ids
+instead of runs).
 Where fork is not available (Windows; macOS discourages it), the caller runs everything in one
 process (``can_fork``).
 """

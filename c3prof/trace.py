@@ -733,7 +733,6 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None, stop: int | N
     acceptor = PlainPhases if _trace_read is None else _trace_read.PhaseAcceptor
     phases = acceptor(batch, _phase_rules(_orjson)) if batch is not None and _orjson is not None else None
     text_kind = _text_kind if _trace_read is None else _trace_read.text_kind
-    start_of_file = first
     while (stop is None or offset < stop) and (raw := f.readline(MAX_RECORD_BYTES + 1)):
         lineno += 1
         if len(raw) > MAX_RECORD_BYTES:
@@ -766,7 +765,7 @@ def _records_of(f, path, tail: Tail | None, batch: Samples | None, stop: int | N
             tail.needs_newline = True
         first = False
         yield lineno, rec
-    if first and start_of_file:
+    if first:
         raise TraceError(f"{path}: empty file, not a c3prof trace")
     return lineno
 

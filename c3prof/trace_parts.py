@@ -1,9 +1,10 @@
-"""Reading one large trace in two processes: read_trace's parts (report -j, on a trace of 8 MB or more).
+"""Reading one large trace in two processes: read_trace's parts (report -j, on a trace of 4 MB or more).
 
 Reading is one core's work: a 10^6-sample trace (33 MB, 40,000 phase records) took 0.56-0.75 s of
 a 3.6-5 s report on two cores of the device hosts, while the other core waited. Its lines are
-independent until they are assembled into runs, so two processes can each read a part: forked.py's
-in_processes hands the parts out, one to this process and one to a forked child.
+independent until they are assembled into runs, so two processes can each read a part: a forked
+child (forked.in_background) reads the lines from FIRST_SHARE of the file on, while this process
+reads the first part and assembles the trace from it as it goes.
 
 What comes back from the child is its records as read, except their samples: the numbers stay in
 the two columns its SampleColumns filled, and travel as two arrays (``SampleColumns.export``),
@@ -28,9 +29,11 @@ import numpy as np
 
 from c3prof import forked
 
-# A trace smaller than this is read in one process: the fork and the trip back cost more than half
-# of reading it (a 10^6-sample trace is 33 MB).
-MIN_BYTES = 8 << 20
+# A trace smaller than this is read in one process: two saved nothing on a 2 MB trace (0.045 s
+# either way) and under 10 ms on 3.4 MB (0.067 against 0.074 s); 5 MB took 0.102 against 0.115 s,
+# 20 MB 0.47 against 0.61 s, the 33 MB of 10^6 samples 0.59 against 0.73 s (dev VM, 5 fresh
+# processes each; benchmarks/bench_report.py --write-trace with fewer samples).
+MIN_BYTES = 4 << 20
 # The share of the bytes this process reads: a little more than half, because the child's part
 # must still cross back and be assembled after it (0.55 read the 10^6-sample trace in 0.55 s on the
 # dev VM, 0.50 and 0.60 in 0.57 s, one process in 0.72 s).

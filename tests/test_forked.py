@@ -2,7 +2,9 @@
 the child's value or error comes back, a refused fork computes here and says so, and a report that
 uses it equals the one computed in one process (tests/data/h200_smoke.jsonl, a real H200 capture).
 forked.Claims (the summary's rows shared from both ends by the child and this process): every index
-handed out, none left out, across a fork."""
+handed out, none left out, across a fork. forked.in_processes (the analysis's batches claimed by
+this process and children): the results in order, a child's error (even one that cannot be
+pickled) raised here, a child that died named."""
 
 from __future__ import annotations
 
@@ -126,3 +128,79 @@ def test_strategy_rows_are_shared_with_the_child_and_come_back_in_order(monkeypa
     monkeypatch.setattr(forked, "available_cpus", lambda: 1)   # one process: every row computed here, at once
     alone = build._StrategiesBeside([row(at) for at in range(3)], speedup.AUTO, 100)
     assert [r["pid"] for r in alone.result()] == [os.getpid()] * 3
+
+
+# Set by a child's start (in_processes): this process's first item waits for it, so a child
+# always claims some items, however slow the fork (a loaded CI machine).
+_BEGUN = multiprocessing.get_context("fork").Event()
+_STARTED: int | None = None
+
+
+def _start(child: int) -> None:
+    global _STARTED
+    _STARTED = child
+    _BEGUN.set()
+
+
+def _wait_for_a_child(parent: int) -> None:
+    if os.getpid() == parent:
+        assert _BEGUN.wait(30)
+    time.sleep(0.01)
+
+
+def test_in_processes_shares_the_items_and_gives_them_back_in_order():
+    """Each process claims the next item when it is done with its last: both take some; each
+    child ran ``start`` with its number first; the results come back in the order of the items."""
+    parent = os.getpid()
+    _BEGUN.clear()
+
+    def work(at: int) -> tuple[int, int, int | None]:
+        _wait_for_a_child(parent)
+        return at, os.getpid(), _STARTED
+
+    out = forked.in_processes(12, 3, work, lambda r: ("packed", r), lambda p: p[1], _start)
+    assert [at for at, _, _ in out] == list(range(12))
+    by_pid = {pid: started for _, pid, started in out}
+    assert by_pid[parent] is None and len(by_pid) >= 2
+    assert {started for pid, started in by_pid.items() if pid != parent} <= {1, 2}
+    assert forked.in_processes(3, 1, work, None, None)[2][:2] == (2, parent)   # one job: all here
+
+
+def _failing(how):
+    """A work function whose items fail in a child, ``how``; computed here, they succeed."""
+    parent = os.getpid()
+    _BEGUN.clear()
+
+    def work(at: int) -> int:
+        _wait_for_a_child(parent)
+        if os.getpid() != parent:
+            how(at)
+        return at
+    return work
+
+
+def test_in_processes_raises_a_childs_error_here():
+    def fail(at):
+        raise ValueError(f"item {at} failed in the child")
+
+    with pytest.raises(ValueError, match="failed in the child"):
+        forked.in_processes(8, 2, _failing(fail), lambda r: r, lambda p: p, _start)
+
+
+def test_in_processes_names_a_child_that_died_without_reporting():
+    def die(at):
+        os._exit(3)   # killed, as by the OOM killer: nothing sent
+
+    with pytest.raises(RuntimeError, match=r"came back from no process \(c3prof-share-1 exit code 3\)"):
+        forked.in_processes(8, 2, _failing(die), lambda r: r, lambda p: p, _start)
+
+
+def test_in_processes_sends_an_error_it_cannot_pickle_by_name():
+    class Unpicklable(Exception):   # a local class: pickle cannot find it by name
+        pass
+
+    def fail(at):
+        raise Unpicklable("no way back")
+
+    with pytest.raises(RuntimeError, match="Unpicklable: no way back"):
+        forked.in_processes(8, 2, _failing(fail), lambda r: r, lambda p: p, _start)

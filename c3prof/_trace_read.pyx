@@ -151,7 +151,6 @@ cdef class SampleColumns:
         self._records = []
         return True
 
-
     def export(self):
         """What another process's SampleColumns needs to take these records over (``adopt``; a
         trace read in two processes, trace_parts.py): whether a number broke the rule, the taken

@@ -44,8 +44,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from c3prof.forked import available_cpus
 from c3prof.errors import C3profError
+from c3prof.forked import available_cpus
 
 Job = tuple[str, str, tuple[Any, ...]]  # (module, function, arguments)
 MAX_DRAWERS = 4  # about 7 figures per platform; each drawer costs ~60 MB (shared with its worker until it draws)

@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from c3prof import __version__
+from c3prof import __version__, forked
 from c3prof.analysis import falsification as fals
-from c3prof import forked
 from c3prof.analysis import interference
 from c3prof.analysis import taxonomy as tax
 from c3prof.analysis.dataset import Dataset, Group, display_path

@@ -18,13 +18,13 @@ import sys
 
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
-from c3prof.forked import can_fork
 from c3prof.analysis.speedup import AUTO, AUTO_MIN_RUNS, BootstrapSettings
 from c3prof.analysis.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from c3prof.analysis.taxonomy import DEFAULT_PLATEAU_FRACTION, DEFAULT_THRESHOLD
 from c3prof.errors import C3profError
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # a re-run of --figures replaces these
 from c3prof.figures.formats import add_argument as add_figure_formats
+from c3prof.forked import can_fork
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order, print_written
 from c3prof.stage_line import StageLine
 from c3prof.trace import gc_paused

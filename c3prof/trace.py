@@ -798,11 +798,11 @@ def read_trace(path: str | Path, tail: Tail | None = None, processes: int = 1) -
 
 def _read_trace(path: str | Path, tail: Tail | None, processes: int = 1) -> Trace:
     if tail is None:
-        batch = new_sample_batch()
+        columns = _sample_columns() if processes > 1 and _trace_read is not None else None
+        batch = new_sample_batch() if columns is None else columns
         try:
-            if processes > 1 and _trace_read is not None:
+            if columns is not None:
                 check_input_file(Path(path), "trace file", TRACE_MAX_BYTES, TraceError)
-                columns = batch = _sample_columns()
                 records = trace_parts.records_in_parts(path, lambda stop: iter_records(path, None, columns, stop),
                                                        lambda start: _read_part(path, start),
                                                        lambda part: columns.adopt(*part))

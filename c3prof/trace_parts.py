@@ -34,10 +34,11 @@ from c3prof import forked
 # 20 MB 0.47 against 0.61 s, the 33 MB of 10^6 samples 0.59 against 0.73 s (dev VM, 5 fresh
 # processes each; benchmarks/bench_report.py --write-trace with fewer samples).
 MIN_BYTES = 4 << 20
-# The share of the bytes this process reads: a little more than half, because the child's part
-# must still cross back and be assembled after it (0.55 read the 10^6-sample trace in 0.55 s on the
-# dev VM, 0.50 and 0.60 in 0.57 s, one process in 0.72 s).
-FIRST_SHARE = 0.55
+# The share of the bytes this process reads: more than half, because the child's part must still
+# cross back and be assembled after it. On the dev VM the 10^6-sample trace read in 0.57 s with
+# 0.50, 0.55 s with 0.55 and 0.57-0.59 s with 0.60 (one process: 0.72 s): within the noise of each
+# other. 0.60 is what every device measurement ran with (benchmarks/results/device_logs/session19).
+FIRST_SHARE = 0.6
 
 # (line number, record) of each record read; the lines read when done (trace.iter_records).
 Reading = Generator[tuple[int, dict], None, int]
@@ -69,7 +70,7 @@ def split_at(path: str | os.PathLike) -> int | None:
     when no line does (one long line)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
-        f.seek(int(size * 0.6))
+        f.seek(int(size * FIRST_SHARE))
         f.readline()
         at = f.tell()
     return at if 0 < at < size else None

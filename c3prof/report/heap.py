@@ -9,7 +9,8 @@ often this happens depends on the order of allocations: traced with strace on a 
 forked analysis process of a 10^6-sample ``report -j auto`` trimmed its heap 16 times, 890 MB in
 all, and grew it back 1 MB at a time. That report took 5.2 x 10^5 page faults and 1.3 s of system
 time; with these settings 2.9 x 10^5 and 0.85 s (4.2 s against 3.9 s of wall time;
-benchmarks/results/device_logs/session20 has the measurements on the device hosts).
+benchmarks/results/device_logs/session20: on the device hosts the faults halved too, but the wall
+time did not move beyond their noise).
 
 The settings are glibc's own upper bound for its dynamic threshold (blocks up to 32 MiB come from
 the heap) and twice that for trimming (the ratio glibc's dynamic rule keeps). Freed memory then

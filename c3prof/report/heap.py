@@ -8,17 +8,17 @@ fault and one zeroed page per 4 KiB). The threshold moves with the blocks glibc 
 often this happens depends on the order of allocations: traced with strace on a 2-core VM, the
 forked analysis process of a 10^6-sample ``report -j auto`` trimmed its heap 16 times, 890 MB in
 all, and grew it back 1 MB at a time. That report took 5.2 x 10^5 page faults and 1.3 s of system
-time; with these settings 2.9 x 10^5 and 0.85 s (4.2 s against 3.9 s of wall time;
-benchmarks/results/device_logs/session20: on the device hosts the faults halved too, but the wall
-time did not move beyond their noise).
+time; with these settings 2.9 x 10^5 and 0.85 s, and 3.9 s of wall time instead of 4.2 s. On the
+device hosts the faults halved too, but the wall time did not move beyond their noise
+(benchmarks/results/device_logs/session20).
 
 The settings are glibc's own upper bound for its dynamic threshold (blocks up to 32 MiB come from
 the heap) and twice that for trimming (the ratio glibc's dynamic rule keeps). Freed memory then
 stays with the process until it exits or the free top of the heap passes 64 MiB; the peak RSS of
 that report rose from 473 MB to 478-489 MB.
 
-A setting the user made (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, or
-``glibc.malloc`` tunables in ``GLIBC_TUNABLES``) wins: nothing is changed then. Elsewhere (musl,
+A setting the user made (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``
+or ``glibc.malloc`` tunables in ``GLIBC_TUNABLES``) wins: nothing is changed then. Elsewhere (musl,
 macOS, Windows) there is no ``mallopt`` of this meaning, and nothing is changed either; the report's
 numbers never depend on it.
 """
@@ -60,7 +60,7 @@ def _glibc() -> ctypes.CDLL | None:
 
 
 def keep_freed_memory() -> str:
-    """Apply the settings above; returns what was done, for the tests and --debug readers."""
+    """Apply the settings above; returns what was done (the tests read it)."""
     tuned = user_tuned(os.environ)
     if tuned is not None:
         return f"left as set by {tuned}"

@@ -133,6 +133,29 @@ def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
     assert batched.round_sweep == scalar.round_sweep
 
 
+def test_round_ids_of_an_array_that_can_change_follow_its_content():
+    """Group.round_ids keeps answers by the array itself only for read-only arrays that own their
+    numbers: a writeable array (or a view) changed in place after a call gets the ids of its new
+    content, as round_id on each index gives them. SYNTHETIC indices."""
+    batched, scalar = Group(key="g", gpu_name="g"), Group(key="g", gpu_name="g")
+    owned = np.array([3, 1, 3, 2], dtype=np.int64)
+    base = np.array([7, 8, 9, 7], dtype=np.int64)
+    for indices in (owned, base[:3]):
+        first = batched.round_ids("s", indices)
+        assert np.array_equal(first, [scalar.round_id("s", int(i)) for i in indices])
+        indices[:] = indices[::-1] + 10   # new indices, in place
+        again = batched.round_ids("s", indices)
+        assert np.array_equal(again, [scalar.round_id("s", int(i)) for i in indices])
+        assert not np.array_equal(again, first)
+    view = base[:3]
+    view.flags.writeable = False   # read-only, but its base can still change it: not kept by identity
+    kept = batched.round_ids("s", view)
+    base[:3] = [40, 41, 42]
+    assert np.array_equal(batched.round_ids("s", view), [scalar.round_id("s", i) for i in (40, 41, 42)])
+    assert not np.array_equal(kept, batched.round_ids("s", view))
+    assert batched.round_sweep == scalar.round_sweep
+
+
 def test_equal_round_lists_share_one_read_only_array():
     """_rounds_array: the phases of a scenario's runs repeat their round list; equal lists (the same
     ints) become one read-only array, other lists arrays of their own."""

@@ -192,3 +192,36 @@ def test_ideal_of_floats_takes_numpys_maximum():
         assert (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
     arr = np.array([1.0, 3.0])
     assert np.array_equal(_maximum(arr, 2.0), [2.0, 3.0]) and np.array_equal(_maximum(2.0, arr), [2.0, 3.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-3, 2**40), max_size=30), max_size=6))
+def test_round_ids_are_np_unique_of_every_runs_rounds(lists):
+    """speedup._round_ids: np.unique's values (sorted, distinct, int64) of all the runs' rounds,
+    without calling it (its first plain call imports numpy.ma). SYNTHETIC round lists."""
+    from c3prof.analysis.speedup import _round_ids
+
+    runs = []
+    for at, values in enumerate(lists):
+        run = MergedRun(id=f"r{at}", group="g", scenario={"name": "s"}, strategy="base", variant="d", params={})
+        run.rounds = {"gemm": np.array(values, dtype=np.int64), "serial": np.array(values[::-1], dtype=np.int64)}
+        runs.append(run)
+    got = _round_ids(runs)
+    recorded = [r for run in runs for r in run.rounds.values()]
+    want = np.unique(np.concatenate(recorded)).astype(np.int64) if recorded else np.empty(0, np.int64)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_report_does_not_import_numpy_ma():
+    """A report of a committed capture never imports numpy.ma (31 ms in each analysis process, after
+    the fork, when np.unique's first plain call imported it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    trace = Path(__file__).parent / "data" / "h200_default_1.jsonl"
+    probe = ("import sys\nfrom c3prof.cli import main\n"
+             f"assert main(['report', {str(trace)!r}, '--json', '-', '-q']) == 0\n"
+             "print('numpy.ma' in sys.modules, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "False"

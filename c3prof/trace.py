@@ -693,20 +693,19 @@ class Tail:
     needs_newline: bool = False
 
 
-def iter_records(path: str | Path, tail: Tail | None = None, batch: Samples | None = None,
-                 stop: int | None = None) -> Generator[tuple[int, dict], None, int]:
+def iter_records(path: str | Path, tail: Tail | None = None,
+                 batch: Samples | None = None) -> Generator[tuple[int, dict], None, int]:
     """Yield (line number, record) after checking each line; raises TraceError naming the problem.
 
     A last line without a newline is kept when it is a valid record (``tail.needs_newline`` tells
     resume to add the newline), and is the trace's truncation otherwise: an error, or with ``tail``
     (resume) reported in ``tail.torn_at`` (the write that was interrupted) instead. ``batch``: phase samples'
-    numbers are left to it (validate_record); the caller checks it after the last record. ``stop``:
-    the offset of a line's first byte, where to stop (the first part of a trace read in two
-    processes, trace_parts.py). Returns the lines read.
+    numbers are left to it (validate_record); the caller checks it after the last record. Returns
+    the lines read.
     """
     path = Path(path)
     check_input_file(path, "trace file", TRACE_MAX_BYTES, TraceError)
-    return (yield from _open_records(path, tail, batch, stop=stop))
+    return (yield from _open_records(path, tail, batch))
 
 
 def _open_records(path: Path, tail: Tail | None, batch: Samples | None, start: int = 0,
@@ -802,8 +801,10 @@ def _read_trace(path: str | Path, tail: Tail | None, processes: int = 1) -> Trac
         batch = new_sample_batch() if columns is None else columns
         try:
             if columns is not None:
+                # Checked once, here: the split point is sought before either part opens the file.
                 check_input_file(Path(path), "trace file", TRACE_MAX_BYTES, TraceError)
-                records = trace_parts.records_in_parts(path, lambda stop: iter_records(path, None, columns, stop),
+                records = trace_parts.records_in_parts(path,
+                                                       lambda stop: _open_records(Path(path), None, columns, stop=stop),
                                                        lambda start: _read_part(path, start),
                                                        lambda part: columns.adopt(*part))
             else:

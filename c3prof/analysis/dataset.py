@@ -174,15 +174,9 @@ class Group:
         key = (round_group, indices.dtype.str, indices.tobytes())
         out = self._round_memo.get(key)
         if out is None:
-            # A plain loop: the lists are short (a sweep's rounds, tens), where np.unique's sorting
-            # and the calls per distinct index cost more than the lookups.
-            ids, sweep_of = self._round_ids, self.round_sweep
-            given = []
-            for index in indices.ravel().tolist():
-                rid = ids.setdefault((round_group, index), len(ids))
-                sweep_of[rid] = round_group
-                given.append(rid)
-            out = np.array(given, dtype=np.int64)
+            # Index by index: the lists are short (a sweep's rounds, tens), where np.unique's sorting
+            # cost more than the lookups.
+            out = np.array([self.round_id(round_group, index) for index in indices.ravel().tolist()], dtype=np.int64)
             out.flags.writeable = False   # shared by every phase with these indices
             self._round_memo[key] = out
         if fixed:

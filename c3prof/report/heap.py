@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections.abc import Mapping
 
 # mallopt's parameter numbers (glibc's malloc.h) and the values set.
 M_TRIM_THRESHOLD = -1
@@ -38,7 +39,7 @@ TRIM_THRESHOLD = 2 * MMAP_THRESHOLD
 USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 
 
-def user_tuned(environ: dict[str, str] | os._Environ) -> str | None:
+def user_tuned(environ: Mapping[str, str]) -> str | None:
     """The variable by which the user tuned glibc's malloc, if any (their choice is kept)."""
     for name in USER_SETTINGS:
         if name in environ:

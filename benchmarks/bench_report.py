@@ -19,8 +19,14 @@ Every candidate's package is byte-compiled first (``compileall``), as an install
 compile every c3prof module the report imports from source in every timed run, which no installed
 c3prof does. That is 0.12 s an import on the 2-core development VM (0.33-0.41 s against
 0.21-0.30 s); on the device no difference to the whole report stood out from its noise (4.68 s
-compiled against 4.59 s from source, benchmarks/results/device_logs/session16). ``--no-compile``
-times the source trees as they are.
+compiled against 4.59 s from source, benchmarks/results/device_logs/session16). The same holds for
+what the report imports from elsewhere: the device's numpy ships without bytecode, and compiling it
+took each report there 0.12-0.28 s more than an installed numpy does. So the timed reports read the
+bytecode of every module a report imports (listed by one untimed report of each candidate) from a
+private cache in the benchmark's temporary directory (PYTHONPYCACHEPREFIX; bytecode_prefix), never
+written beside the installed files (not with ``--figures``: its workers' imports are not listed).
+``--no-compile`` times the source trees and the environment as
+they are.
 
     python benchmarks/bench_report.py                          # this worktree, 10^6 samples
     python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating
@@ -41,6 +47,7 @@ times the source trees as they are.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -169,6 +176,46 @@ def _build_kernel(src: Path) -> bool:
     return proc.returncode == 0
 
 
+# Run as `python -c _LIST_IMPORTS OUT report ...` from a candidate's directory: its report, which at
+# exit writes to OUT the source files of every module it imported.
+_LIST_IMPORTS = """
+import atexit, json, runpy, sys
+out = sys.argv.pop(1)
+def dump():
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+    with open(out, "w") as f:
+        json.dump(sorted(x for x in files if isinstance(x, str) and x.endswith(".py")), f)
+atexit.register(dump)
+sys.argv[0] = "c3prof"
+runpy.run_module("c3prof", run_name="__main__", alter_sys=True)
+"""
+_COMPILE = "import py_compile, sys\nfor f in sys.argv[1:]:\n    py_compile.compile(f, doraise=True)\n"
+
+
+def bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> tuple[Path, int, int]:
+    """Bytecode for every module the candidates' reports import, in a private cache of ours
+    (PYTHONPYCACHEPREFIX), never beside the installed files. Why: a host may ship packages without
+    bytecode and forbid writing it (the device machine's numpy has none and sets
+    PYTHONDONTWRITEBYTECODE=1), so every timed report would compile numpy from source: 0.28 s of
+    importing it there against 0.13 s on the dev VM. An installed package has its bytecode (pip
+    compiles at install). With the prefix set, Python reads every module's bytecode from it, so all
+    of them go in. Returns (the prefix, modules compiled, of which had no bytecode of their own)."""
+    prefix = tmp / "pycache"
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix))
+    files: dict[str, set[str]] = {}   # per interpreter
+    for who in whos:
+        listing = tmp / "imports.json"
+        cmd = [who.python, "-c", _LIST_IMPORTS, str(listing), "report", str(trace), "--json", str(tmp / "r.json"),
+               "--quiet", *who.extra]
+        subprocess.run(cmd, cwd=who.cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+        files.setdefault(who.python, set()).update(json.loads(listing.read_text()))
+    for python, names in files.items():
+        subprocess.run([python, "-c", _COMPILE, *sorted(names)], env=env, check=True)
+    every = set().union(*files.values())
+    lacking = sum(not os.path.exists(importlib.util.cache_from_source(f)) for f in every)
+    return prefix, len(every), lacking
+
+
 def compile_package(who: Candidate) -> bool:
     """Byte-compile the c3prof package a candidate runs from its directory (False: it runs an
     installed one, compiled at install, or compileall failed, which is printed)."""
@@ -225,6 +272,17 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
     return medians
 
 
+def _use_bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> None:
+    """bytecode_prefix, then every timed report reads its bytecode from there."""
+    prefix, n, lacking = bytecode_prefix(whos, trace, tmp)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    BYTECODE.update(modules=n, had_none=lacking)
+    print(f"bytecode of the {n} modules a report imports in a private cache (PYTHONPYCACHEPREFIX), as "
+          f"installed; {lacking} of them had none of their own")
+
+
+# What bytecode_prefix compiled (for --json): modules, and those without bytecode of their own.
+BYTECODE: dict[str, int] = {}
 # Every timed run (for --json).
 RUNS_LOG: list[dict] = []
 # The CPUs every timed report runs on (--cpus; empty: wherever the system puts it).
@@ -280,6 +338,9 @@ def main() -> int:
             print(f"byte-compiled (as installed): {', '.join(compiled) or 'none'}; "
                   f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
         if args.figures:
+            # No bytecode cache here: the figure workers import matplotlib in processes of their own,
+            # whose imports one report's listing does not see; with the cache set, they would
+            # compile matplotlib from source even where it has bytecode beside it.
             print(f"trace {args.figures} (--figures cost: wall of report --json --figures minus report --json)")
             wall = side_by_side(whos, args.figures.resolve(), tmp, args.repeat, figures=True)["worktree"]
         else:
@@ -291,6 +352,8 @@ def main() -> int:
                 print(f"samples {exact:,d}  runs {args.scenarios * len(RUNS):,d}  trace {mb:.1f} MiB "
                       f"({'rounds recorded' if args.rounds else 'no rounds: unpaired'}) "
                       f"(SYNTHETIC, built in {time.perf_counter() - t0:.1f} s)")
+                if not args.no_compile and "PYTHONPYCACHEPREFIX" not in os.environ:
+                    _use_bytecode_prefix(whos, trace, tmp)
                 wall = side_by_side(whos, trace, tmp, args.repeat, figures=False, jobs=args.jobs)["worktree"]
     print(f"(parent RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, not counted; {_load()})")
     if args.json:
@@ -311,7 +374,8 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
         "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS),
-        "byte_compiled": not args.no_compile, "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
+        "byte_compiled": not args.no_compile, "bytecode_prefix": BYTECODE or None,
+        "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
         "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
         "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")

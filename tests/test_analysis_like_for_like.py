@@ -93,7 +93,11 @@ def test_ranks_of_one_capture_combine_by_maximum(tmp_path):
     np.testing.assert_allclose(run.phases["gemm"]["total_ms"], [1.1, 1.0, 1.2])
     np.testing.assert_allclose(run.phases["concurrent"]["total_ms"], [1.1, 1.3, 1.1])
     assert run.n_reps("serial") == 3                      # repetitions, not rank-repetitions
-    assert run.rank_medians["gemm"] == [1.0, 1.1]
+    assert run.rank_medians()["gemm"] == [1.0, 1.1]
+    assert set(run.rank_medians()) == {"gemm", "comm", "serial", "concurrent"}
+    # A phase read from one part has no spread to show: no medians are computed for it.
+    single = load([paths[0]], split_by="trace").groups[0].runs["ranks/base/default"]
+    assert [len(t) for t in single.rank_totals.values()] == [1, 1, 1, 1] and single.rank_medians() == {}
     row = build_report(ds)["results"][0]
     assert row["n_reps"] == 3 and row["rank_spread"]["gemm"]["max_over_min"] == pytest.approx(1.1)
     # Kept apart on request.

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from c3prof import trace_parts
-from c3prof.analysis.stats import sorted_by_length, sorted_median, sorted_row_medians
+from c3prof.analysis.stats import fast_median
 from c3prof.errors import C3profError
 from c3prof.trace import PHASES, Trace, backend_of, gc_paused, read_trace, split_phase_key
 
@@ -83,8 +83,9 @@ class MergedRun:
     phases: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     # Per phase: each repetition's round, as an id unique within the group (see Group.round_id).
     rounds: dict[str, np.ndarray] = field(default_factory=dict)
-    # Per phase: the median total_ms of each rank (one entry per rank of a distributed capture).
-    rank_medians: dict[str, list[float]] = field(default_factory=dict)
+    # Per phase: the total_ms series of each part pooled into it (a rank of a distributed capture,
+    # a visit, a trace); rank_medians() gives their medians.
+    rank_totals: dict[str, list[np.ndarray]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     validations: list[dict] = field(default_factory=list)
     counters: list[dict] = field(default_factory=list)
@@ -124,6 +125,11 @@ class MergedRun:
 
     def series(self, phase: str, name: str) -> np.ndarray | None:
         return self.phases.get(phase, {}).get(name)
+
+    def rank_medians(self) -> dict[str, list[float]]:
+        """Per phase pooled from two or more parts (ranks, visits or traces): each part's median
+        total_ms. Computed when asked: the report asks once per run, and most phases have one part."""
+        return {p: [fast_median(t) for t in totals] for p, totals in self.rank_totals.items() if len(totals) > 1}
 
     def n_reps(self, phase: str) -> int:
         s = self.series(phase, "total_ms")
@@ -270,21 +276,18 @@ class PhaseData:
     series: dict[str, np.ndarray]
     round_group: str | None = None
     rounds: np.ndarray | None = None       # each repetition's round index within round_group
-    rank_medians: list[float] = field(default_factory=list)
+    rank_totals: list[np.ndarray] = field(default_factory=list)   # each rank's total_ms (combine_ranks)
 
 
-def _phase_data(phase, median: float | None = None, rounds_seen: dict[tuple, np.ndarray] | None = None) -> PhaseData:
-    """``median``: of the phase's total_ms, when the caller has it already (_medians).
-    ``rounds_seen``: round lists already made arrays (every phase of a scenario's runs repeats its
+def _phase_data(phase, rounds_seen: dict[tuple, np.ndarray] | None = None) -> PhaseData:
+    """``rounds_seen``: round lists already made arrays (every phase of a scenario's runs repeats its
     list): equal lists share one read-only array instead of each making its own."""
     series = phase.samples   # read-only float64 arrays (trace.read_trace)
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
     ok = isinstance(group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size
-    if median is None:
-        median = sorted_median(np.sort(series["total_ms"]))  # == np.median, faster
     return PhaseData(series=series, round_group=group if ok else None,
-                     rounds=_rounds_array(rounds, rounds_seen) if ok else None, rank_medians=[median])
+                     rounds=_rounds_array(rounds, rounds_seen) if ok else None, rank_totals=[series["total_ms"]])
 
 
 def _rounds_array(rounds: list, seen: dict[tuple, np.ndarray] | None) -> np.ndarray:
@@ -296,16 +299,6 @@ def _rounds_array(rounds: list, seen: dict[tuple, np.ndarray] | None) -> np.ndar
         array = seen[key] = np.asarray(rounds, dtype=np.int64)
         array.flags.writeable = False
     return array
-
-
-def _medians(arrays: list[np.ndarray]) -> list[float]:
-    """sorted_median(np.sort(a)) of each array, sorting all arrays of one length in one call (a large
-    trace has 10^5 short series; sorting them one by one was most of merging it)."""
-    out = [0.0] * len(arrays)
-    for where, rows in sorted_by_length(arrays):
-        for i, m in zip(where, sorted_row_medians(rows).tolist()):
-            out[i] = m
-    return out
 
 
 def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
@@ -326,8 +319,8 @@ def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
     series = {k: (v.max(axis=0) if k in DURATION_SERIES else v[slowest, cols]) for k, v in stack.items()}
     first = parts[0]
     rounds = first.rounds[:n] if first.rounds is not None else None
-    medians = [m for p in parts for m in p.rank_medians]
-    return PhaseData(series=series, round_group=first.round_group, rounds=rounds, rank_medians=medians), note
+    totals = [t for p in parts for t in p.rank_totals]
+    return PhaseData(series=series, round_group=first.round_group, rounds=rounds, rank_totals=totals), note
 
 
 def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, notes: list[str], where: str) -> None:
@@ -339,7 +332,7 @@ def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, 
         run.phases[phase_name] = data.series
         if rounds is not None:
             run.rounds[phase_name] = rounds
-        run.rank_medians[phase_name] = list(data.rank_medians)
+        run.rank_totals[phase_name] = list(data.rank_totals)
         return
     new = data.series
     common = [k for k in old if k in new]
@@ -355,7 +348,7 @@ def _pool_phase(group: Group, run: MergedRun, phase_name: str, data: PhaseData, 
         del run.rounds[phase_name]
         notes.append(f"{run.group}: {run.id} {phase_name}: pooled with a capture that records no rounds; "
                      "its ratios are resampled unpaired")
-    run.rank_medians[phase_name] = run.rank_medians.get(phase_name, []) + list(data.rank_medians)
+    run.rank_totals[phase_name] = run.rank_totals.get(phase_name, []) + list(data.rank_totals)
 
 
 @dataclass
@@ -401,11 +394,9 @@ def _sources(traces: list[tuple[Path, Trace]], split_by: str) -> list[_Source]:
 def _source_phases(src: _Source, notes: list[str]) -> dict[str, tuple[object, dict[str, PhaseData]]]:
     """run id -> (the run as first seen, phase -> PhaseData combined over the source's ranks)."""
     if len(src.traces) == 1:   # a single trace: nothing to combine
-        trace_runs = src.traces[0].runs
-        medians = iter(_medians([p.samples["total_ms"] for r in trace_runs.values() for p in r.phases.values()]))
         seen: dict[tuple, np.ndarray] = {}
-        return {rid: (r, {key: _phase_data(p, next(medians), seen) for key, p in r.phases.items()})
-                for rid, r in trace_runs.items()}
+        return {rid: (r, {key: _phase_data(p, seen) for key, p in r.phases.items()})
+                for rid, r in src.traces[0].runs.items()}
     runs: dict[str, tuple[object, dict[str, PhaseData]]] = {}
     per_rank: dict[str, dict[str, list[PhaseData]]] = {}
     for trace in src.traces:

@@ -128,8 +128,9 @@ def _flags(m: RunMetrics, min_ideal: float) -> list[str]:
 
 
 def _rank_spread(m: RunMetrics) -> dict | None:
-    """Per phase: per-rank medians and their max/min ratio, for a run combined over ranks."""
-    spread = {p: v for p, v in m.run.rank_medians.items() if len(v) > 1}
+    """Per phase pooled from two or more parts (ranks, visits or traces; the key ``ranks`` counts
+    them, whichever they are): each part's median and their max/min ratio."""
+    spread = m.run.rank_medians()
     if not spread:
         return None
     return {p: {"ranks": len(v), "medians_ms": v, "max_over_min": max(v) / min(v)} for p, v in spread.items()}

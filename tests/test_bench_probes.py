@@ -1,0 +1,64 @@
+"""The benchmark helpers behind the report's timings: the private bytecode cache bench_report gives
+every timed report (so a host whose packages ship no bytecode does not time their compilation), and
+the two probes of what a fresh report process and a machine's CPUs cost. Traces here are SYNTHETIC
+(bench_report's generator)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_report  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("bench") / "synthetic.jsonl"
+    bench_report.build_trace(path, 2000, scenarios=5, rounds=True)
+    return path
+
+
+def test_bytecode_prefix_holds_every_module_the_report_imports(small_trace, tmp_path):
+    who = bench_report.Candidate("worktree", sys.executable, ROOT)
+    prefix, n, lacking = bench_report.bytecode_prefix([who], small_trace, tmp_path)
+    compiled = {p.relative_to(prefix) for p in prefix.rglob("*.pyc")}
+    assert n == len(compiled) and 0 <= lacking <= n
+    names = {p.name.split(".")[0] for p in compiled}
+    assert {"trace", "speedup", "build", "json_out", "numeric"} <= names   # c3prof's and numpy's own
+    # A report run with the prefix reads numpy's bytecode from it, not from beside numpy's sources.
+    code = "import numpy, sys; print(numpy.__cached__, sys.pycache_prefix)"
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix)),
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[1] == str(prefix) and out[0].startswith(str(prefix)) and Path(out[0]).is_file()
+
+
+def test_probe_startup_splits_a_report_process(small_trace, tmp_path):
+    out = tmp_path / "startup.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probe_startup.py"), str(small_trace),
+                           "--repeat", "1", "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = json.loads(out.read_text())["runs"]
+    report = runs["report --json"][0]
+    assert report["to_line_s"] > 0 and report["after_line_s"] >= 0
+    assert report["to_line_s"] + report["after_line_s"] == pytest.approx(report["wall_s"])
+    assert runs["python -S -c pass"][0]["wall_s"] < report["wall_s"]
+    assert "after it" in proc.stdout
+
+
+def test_probe_cpu_pairs_times_a_pair_alone_and_together(tmp_path):
+    out = tmp_path / "pairs.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "probe_cpu_pairs.py"), "--pairs", "0,0",
+                           "--repeat", "1", "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (round_,) = json.loads(out.read_text())["pairs"]["0,0"]
+    # Both copies on one CPU: each takes about twice as long as alone (the probe's own control).
+    assert len(round_["alone_s"]) == len(round_["together_s"]) == 2
+    assert min(round_["together_s"]) > 1.3 * max(round_["alone_s"])

@@ -25,8 +25,7 @@ took each report there 0.12-0.28 s more than an installed numpy does. So the tim
 bytecode of every module a report imports (listed by one untimed report of each candidate) from a
 private cache in the benchmark's temporary directory (PYTHONPYCACHEPREFIX; bytecode_prefix), never
 written beside the installed files (not with ``--figures``: its workers' imports are not listed).
-``--no-compile`` times the source trees and the environment as
-they are.
+``--no-compile`` times the source trees and the environment as they are.
 
     python benchmarks/bench_report.py                          # this worktree, 10^6 samples
     python benchmarks/bench_report.py --baseline ed316c2       # and revision ed316c2, alternating
@@ -196,8 +195,8 @@ def bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> tuple[Path
     """Bytecode for every module the candidates' reports import, in a private cache of ours
     (PYTHONPYCACHEPREFIX), never beside the installed files. Why: a host may ship packages without
     bytecode and forbid writing it (the device machine's numpy has none and sets
-    PYTHONDONTWRITEBYTECODE=1), so every timed report would compile numpy from source: 0.28 s of
-    importing it there against 0.13 s on the dev VM. An installed package has its bytecode (pip
+    PYTHONDONTWRITEBYTECODE=1), so every timed report would compile numpy from source: importing it
+    took 0.25-0.40 s there, 0.12 s with its bytecode (device session 21). An installed package has its bytecode (pip
     compiles at install). With the prefix set, Python reads every module's bytecode from it, so all
     of them go in. Returns (the prefix, modules compiled, of which had no bytecode of their own)."""
     prefix = tmp / "pycache"

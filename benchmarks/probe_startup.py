@@ -2,9 +2,10 @@
 """What a fresh ``c3prof report`` process spends outside the report's own work: the interpreter's
 start, the imports before the work begins, and the exit after the output is written.
 
-Why: on a device host, benchmarks/report_stages.py timed the report in-process at 3.0-3.4 s while
+Why: on a device host, benchmarks/report_stages.py timed the report in-process at 3.0-3.9 s while
 benchmarks/bench_report.py timed the same command in fresh processes at 4.1-5.4 s; on the dev VM
-the two differ by 0.2-0.4 s. This probe splits the difference, in fresh processes, alternating:
+the two differ by 0.2-0.4 s. This probe times what lies outside report_stages' clock, in fresh
+processes, alternating:
 
 - ``python -c pass``, ``-S`` (no site), ``-I -S``: the interpreter alone and what site adds;
 - ``python -c 'import c3prof.report.cli, ...'``: the modules the report imports before its work;

@@ -46,7 +46,6 @@ written beside the installed files (not with ``--figures``: its workers' imports
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -188,7 +187,16 @@ atexit.register(dump)
 sys.argv[0] = "c3prof"
 runpy.run_module("c3prof", run_name="__main__", alter_sys=True)
 """
-_COMPILE = "import py_compile, sys\nfor f in sys.argv[1:]:\n    py_compile.compile(f, doraise=True)\n"
+# Run as `python -c _COMPILE FILE...` with the prefix set: compiles each into it, and prints how many
+# had no bytecode of their own beside them (for this interpreter's version).
+_COMPILE = """
+import importlib.util, os, py_compile, sys
+prefix, sys.pycache_prefix = sys.pycache_prefix, None
+print(sum(not os.path.exists(importlib.util.cache_from_source(f)) for f in sys.argv[1:]))
+sys.pycache_prefix = prefix
+for f in sys.argv[1:]:
+    py_compile.compile(f, doraise=True)
+"""
 
 
 def bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> tuple[Path, int, int]:
@@ -208,11 +216,12 @@ def bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> tuple[Path
                "--quiet", *who.extra]
         subprocess.run(cmd, cwd=who.cwd, env=env, check=True, stdout=subprocess.DEVNULL)
         files.setdefault(who.python, set()).update(json.loads(listing.read_text()))
+    lacking = 0
     for python, names in files.items():
-        subprocess.run([python, "-c", _COMPILE, *sorted(names)], env=env, check=True)
-    every = set().union(*files.values())
-    lacking = sum(not os.path.exists(importlib.util.cache_from_source(f)) for f in every)
-    return prefix, len(every), lacking
+        done = subprocess.run([python, "-c", _COMPILE, *sorted(names)], env=env, check=True, capture_output=True,
+                              text=True)
+        lacking += int(done.stdout)
+    return prefix, sum(len(names) for names in files.values()), lacking
 
 
 def compile_package(who: Candidate) -> bool:

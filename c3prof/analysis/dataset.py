@@ -276,7 +276,7 @@ class PhaseData:
     series: dict[str, np.ndarray]
     round_group: str | None = None
     rounds: np.ndarray | None = None       # each repetition's round index within round_group
-    rank_totals: list[np.ndarray] = field(default_factory=list)   # each rank's total_ms (combine_ranks)
+    rank_totals: list[np.ndarray] = field(default_factory=list)   # each part's total_ms (several after combine_ranks)
 
 
 def _phase_data(phase, rounds_seen: dict[tuple, np.ndarray] | None = None) -> PhaseData:

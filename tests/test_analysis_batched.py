@@ -9,6 +9,7 @@ generators, same replicates, same intervals. The inputs are small SYNTHETIC seri
 import numpy as np
 import pytest
 
+from c3prof.analysis import speedup
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.speedup import BootstrapSettings, PendingCIs, SeriesBank, analyze_group, estimate, ratio, \
     run_metrics
@@ -156,6 +157,33 @@ def test_analyze_group_batched_equals_run_by_run(paired):
             assert _metrics_json(m) == _metrics_json(one)
             assert m.paired == paired or m.run.strategy == "base"
             assert np.array_equal(m.fraction.replicates, one.fraction.replicates)
+
+
+def test_batches_of_scenarios_are_cut_by_the_memory_of_their_round_draws(monkeypatch):
+    """Scenarios of many rounds are drawn fewer at a time (PREPARE_BYTES), scenarios without rounds
+    up to PREPARE_SCENARIOS, always at least one; the metrics do not depend on where batches end."""
+    rng = np.random.default_rng(5)
+    runs = [_run(f"s{s}", strategy, variant, rng, n=12, rounds=np.arange(12) + 12 * s if s % 3 else None)
+            for s in range(7) for strategy, variant in BASE_AND_SP]
+    g = _group(runs)
+    by_scenario = {}
+    for r in runs:
+        by_scenario.setdefault(r.name, []).append(r)
+    names = list(by_scenario)
+    settings = BootstrapSettings(n_resamples=200)
+    whole = analyze_group(g, SeriesBank(settings))
+    one_draw = 8 * 200 * 12   # bytes of one scenario's round draw
+    monkeypatch.setattr(speedup, "PREPARE_BYTES", 2 * one_draw)
+    ends, at = [], 0
+    while at < len(names):
+        at = speedup._batch_end(names, by_scenario, at, 200)
+        ends.append(at)
+    assert ends == [4, 7]   # s0 (no rounds) s1 s2 s3 (none) | s4 s5 s6 (none): two draws each
+    monkeypatch.setattr(speedup, "PREPARE_BYTES", 1)
+    assert speedup._batch_end(names, by_scenario, 1, 200) == 2   # one at least, whatever the bound
+    cut = analyze_group(g, SeriesBank(settings))
+    assert [_metrics_json(m) for m in cut] == [_metrics_json(m) for m in whole]
+    assert all(np.array_equal(a.fraction.replicates, b.fraction.replicates) for a, b in zip(cut, whole))
 
 
 @pytest.mark.parametrize("jobs", [2, 3])

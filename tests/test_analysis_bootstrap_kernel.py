@@ -74,6 +74,41 @@ def test_keyed_bootstrap_medians_outside_the_table_is_the_numpy_sampler():
                               many_bootstrap_medians(xs, [rng_for(2, *k) for k in keys], 64))
 
 
+@pytest.mark.parametrize("n", [2, 4, 10, 24, 100])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_even_medians_are_numpys(n, threads, monkeypatch):
+    """The compiled even-n completion against numpy's, on every rank (J1 = n included, where no
+    rank is left above) and uniforms at both ends of [0, 1)."""
+    rows, b = 40, 3000
+    rng = np.random.default_rng(n)
+    xs = np.sort(rng.lognormal(0, 0.1, (rows, n)), axis=1)
+    xs[0] = np.round(xs[0], 1)   # ties
+    j1 = rng.integers(0, n, (rows, b)).astype(np.intp)
+    u2 = rng.random((rows, 2, b))
+    u2[:, :, :3] = [0.0, 0.5 ** 53, 1.0 - 2.0 ** -53]
+    _bootstrap.set_threads(threads)
+    try:
+        got = stats.medians_from_ranks(xs, j1, u2)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    with np.errstate(divide="ignore"):   # log(0), as in the report (its callers silence it)
+        assert np.array_equal(got, stats.medians_from_ranks(xs, j1, u2))
+
+
+def test_even_medians_refuse_bad_input():
+    xs = np.sort(np.random.default_rng(0).random((3, 4)), axis=1)
+    _, same = stats._median_rank_table(4)
+    j1, u2, out = np.zeros((3, 5), dtype=np.intp), np.zeros((3, 2, 5)), np.empty((3, 5))
+    with pytest.raises(ValueError, match="even length"):
+        _bootstrap.even_medians(xs[:, :3].copy(), j1, u2, same[:3].copy(), out)
+    with pytest.raises(ValueError, match="u2"):
+        _bootstrap.even_medians(xs, j1, np.zeros((3, 1, 5)), same, out)
+    j1[2, 4] = 4
+    with pytest.raises(ValueError, match="a rank outside 0..3"):
+        _bootstrap.even_medians(xs, j1, u2, same, out)
+
+
 def test_keyed_bootstrap_medians_refuses_mismatched_shapes():
     xs = np.sort(np.random.default_rng(0).random((3, 5)), axis=1)
     keep, alias = stats._median_rank_alias(5)
@@ -421,8 +456,8 @@ def test_paired_medians_of_many_series_equal_numpys_one_by_one(threads, simd, mo
 @pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("weight", [255, 600])
 def test_paired_medians_in_int16_and_int32_equal_numpy(weight, simd, monkeypatch):
-    """The kernel counts in int16 while its bound on the running weights (largest row sum x longest
-    series) stays below 2^15, else in int32. A series of 128 values in one round drawn up to 255
+    """The kernel counts in int16 while its bound on the running weights (largest row sum x the
+    most values a series has in one round) stays below 2^15, else in int32. A series of 128 values in one round drawn up to 255
     times: bound 32,640, int16, with ranks past 16,000. Up to 600 times: ranks past 38,000, which
     int16 would wrap (int32). Either way numpy's replicates, bit for bit, in the blocks of
     replicates and the tail past them."""
@@ -445,6 +480,45 @@ def test_paired_medians_in_int16_and_int32_equal_numpy(weight, simd, monkeypatch
     assert medians == want_medians
     assert np.array_equal(reps, want, equal_nan=True)
     assert np.isnan(reps[2]).any() and not np.isnan(reps[0]).any()   # replicates that drew none of round 3
+
+
+@pytest.mark.parametrize("threads, simd", [(1, True), (3, True), (1, False)])
+def test_paired_medians_of_long_series_walked_in_groups_equal_numpys(threads, simd, monkeypatch):
+    """Draws whose tables outgrow L2 (rounds x replicates x 2 bytes past 512 KB) are walked by
+    groups of up to 32 series, block of replicates by block: 45 series per draw (a second group
+    continuing the first's ranks), series lacking rounds or holding one twice (other ranks mid-group),
+    one round alone (NaN where a replicate drew none of it),
+    and a tail of replicates past the last block of 64: numpy's replicates, bit for bit."""
+    rng = np.random.default_rng(3)
+    b = 1030
+    draws = [stats.draw_round_counts(r, b, rng) for r in (300, 260, 400)]
+    values, cols, which = [], [], []
+    for k, d in enumerate(draws):
+        rounds = d.shape[1]
+        for i in range(45):
+            if i % 11 == 0:   # the first series too: the ranks a group starts with are not the full rounds'
+                c = np.delete(np.arange(rounds), rng.integers(0, rounds, 9))       # missing rounds
+            elif i % 11 == 8:   # not series 31: the group of 32 ends and the next begins with full rounds
+                c = np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])   # a round twice
+            elif i == 40:
+                c = np.array([1])                                                  # one round alone
+            else:
+                c = np.arange(rounds)
+            values.append(np.round(rng.lognormal(0, 0.05, c.size), 3))
+            cols.append(c)
+            which.append(k)
+    _bootstrap.set_threads(threads)
+    _bootstrap.use_avx2(simd)
+    try:
+        medians, reps = stats.paired_medians(values, cols, draws, which)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+        _bootstrap.use_avx2(True)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want_medians, want = stats.paired_medians(values, cols, draws, which)
+    assert medians == want_medians
+    assert np.array_equal(reps, want, equal_nan=True)
+    assert np.isnan(reps[40]).any()
 
 
 def test_paired_medians_over_several_draws_equal_each_draw_alone():
@@ -515,11 +589,12 @@ def test_draw_round_counts_kernel_equals_numpy(rounds, monkeypatch):
         _bootstrap.round_counts(np.array([[0, 5]], dtype=np.int64), np.empty((1, 3), dtype=np.int64))
 
 
+@pytest.mark.parametrize("rounds", [[2, 25, 1, 7, 25, 300] * 4, [1000, 900]])
 @pytest.mark.parametrize("threads", [1, 3])
-def test_keyed_round_counts_are_each_scenarios_draw(threads):
+def test_keyed_round_counts_are_each_scenarios_draw(threads, rounds):
     """Several scenarios' round draws in one kernel call: each the counts draw_round_counts makes
-    from the scenario's keyed generator with numpy (rounds of 1 draw nothing, as numpy's)."""
-    rounds = [2, 25, 1, 7, 25, 300] * 4
+    from the scenario's keyed generator with numpy (rounds of 1 draw nothing, as numpy's); two
+    scenarios of many rounds get a thread each (threads are counted by the rounds drawn)."""
     keys = [("H200", f"scenario-{i}", "rounds") for i in range(len(rounds))]
     _bootstrap.set_threads(threads)
     try:

@@ -15,6 +15,12 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
     rank is then drawn through the same alias table with the same floating-point operations as
     ``stats._alias_draw_exact``.
 
+``even_medians``
+    For even n, the median from J1 and two further uniforms (``stats.medians_from_ranks``), with
+    the C library's ``log`` and ``expm1``, which numpy's float64 loops call too where the CPU has
+    no AVX-512 (with AVX-512, numpy uses its own, whose last bit may differ; a rank then changes
+    only where the product falls within that bit of an integer).
+
 ``percentile_pairs``
     The two tail quantiles of ``stats._linear_quantiles_rows``: the same order statistics (exact
     values, whatever algorithm selects them), interpolated with the same operations.
@@ -542,6 +548,50 @@ cdef extern from *:
         c3_run_chunks(c3_draws_chunk, &job, rows, threads);
     }
 
+    /* stats.medians_from_ranks for even n, operation for operation, rows lo..hi-1 of B replicates:
+       J2 - 1 is J1 - 1 (j1) when the first further uniform falls below same[J1 - 1], else J1 - 1 plus
+       ceil((n - J1) (1 - W^(1/(n/2)))), at least 1 and at most n - 1, W the second uniform; the
+       median is the mean of the two order statistics. log and expm1 are the C library's, which
+       numpy's float64 loops call on CPUs without AVX-512 (there numpy has its own). */
+    struct c3_even_job {
+        const double *xs; ptrdiff_t n; const ptrdiff_t *j1; const double *u2; const double *same; ptrdiff_t B;
+        double *out; std::atomic<int> bad;   /* a rank outside 0..n-1 was met (its row is left unfinished) */
+    };
+    static void c3_even_medians_chunk(void *ctx, ptrdiff_t lo, ptrdiff_t hi) {
+        c3_even_job *job = (c3_even_job *)ctx;
+        const ptrdiff_t n = job->n, B = job->B;
+        const double half = (double)(n - n / 2);
+        for (ptrdiff_t i = lo; i < hi; i++) {
+            const double *x = job->xs + i * n;
+            const ptrdiff_t *j1 = job->j1 + i * B;
+            const double *first = job->u2 + 2 * i * B, *second = first + B;
+            double *out = job->out + i * B;
+            for (ptrdiff_t b = 0; b < B; b++) {
+                const ptrdiff_t j = j1[b];
+                if (j < 0 || j >= n) { job->bad = 1; break; }
+                ptrdiff_t j2 = j;
+                if (!(first[b] < job->same[j])) {
+                    /* With at most one rank above J1 the step is 1 whatever W (0 x a number in
+                       (0, 1], or the ceiling of one such): no logarithm, which is every draw of a
+                       series of 2 (the series of a capture of 2 repetitions). */
+                    const ptrdiff_t above = n - (j + 1);
+                    int64_t step = above <= 1 ? 1 : (int64_t)ceil((double)above * -expm1(log(second[b]) / half));
+                    j2 = std::min(std::max(j + std::max(step, (int64_t)1), (ptrdiff_t)0), n - 1);
+                }
+                out[b] = 0.5 * (x[j] + x[j2]);
+            }
+        }
+    }
+
+    /* Every row, shared by `threads` threads; -1 when a rank is outside 0..n-1. */
+    static int c3_even_medians(const double *xs, ptrdiff_t n, ptrdiff_t rows, const ptrdiff_t *j1, const double *u2,
+                               const double *same, ptrdiff_t B, double *out, int threads) {
+        c3_even_job job;
+        job.xs = xs; job.n = n; job.j1 = j1; job.u2 = u2; job.same = same; job.B = B; job.out = out; job.bad = 0;
+        c3_run_chunks(c3_even_medians_chunk, &job, rows, threads);
+        return job.bad ? -1 : 0;
+    }
+
     /* Round-paired medians of series s = first..last-1 (round_median_rows), numpy's algorithm
        (stats._round_resampled_medians_numpy) without its (B, n) arrays: each series' values ordered
        as np.argsort(kind="stable") orders them; then, for every replicate b at once, the running
@@ -576,10 +626,9 @@ cdef extern from *:
        int16, in a standalone C++ benchmark; the whole round_median_rows about 2 times.) */
     template <typename T>
     C3_BODY void c3_round_counts_body(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
-                                      const T *__restrict lo_rank, const T *__restrict hi_rank,
-                                      T *__restrict n_lo, T *__restrict n_hi) {
-        ptrdiff_t b = 0;
-        for (; b + C3_ROUND_BLOCK <= B; b += C3_ROUND_BLOCK) {
+                                      ptrdiff_t b, ptrdiff_t b_end, const T *__restrict lo_rank,
+                                      const T *__restrict hi_rank, T *__restrict n_lo, T *__restrict n_hi) {
+        for (; b + C3_ROUND_BLOCK <= b_end; b += C3_ROUND_BLOCK) {
             T cw[C3_ROUND_BLOCK] = {0}, nl[C3_ROUND_BLOCK] = {0}, nh[C3_ROUND_BLOCK] = {0};
             const T *__restrict lo = lo_rank + b, *__restrict hi = hi_rank + b;
             for (ptrdiff_t i = 0; i < n; i++) {
@@ -596,7 +645,7 @@ cdef extern from *:
             }
             for (int k = 0; k < C3_ROUND_BLOCK; k++) { n_lo[b + k] = nl[k]; n_hi[b + k] = nh[k]; }
         }
-        for (; b < B; b++) {
+        for (; b < b_end; b++) {
             T cw = 0, nl = 0, nh = 0;
             for (ptrdiff_t i = 0; i < n && cw < hi_rank[b]; i++) {
                 cw += ct[c[i] * B + b];
@@ -608,62 +657,107 @@ cdef extern from *:
         }
     }
     template <typename T>
-    static void c3_round_counts_base(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
-                                     const T *lo_rank, const T *hi_rank, T *n_lo, T *n_hi) {
-        c3_round_counts_body<T>(ct, c, n, B, lo_rank, hi_rank, n_lo, n_hi);
+    static void c3_round_counts_base(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B, ptrdiff_t b,
+                                     ptrdiff_t b_end, const T *lo_rank, const T *hi_rank, T *n_lo, T *n_hi) {
+        c3_round_counts_body<T>(ct, c, n, B, b, b_end, lo_rank, hi_rank, n_lo, n_hi);
     }
     #ifdef C3_AVX2
     template <typename T>
-    C3_AVX2 static void c3_round_counts_avx2(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
-                                             const T *lo_rank, const T *hi_rank, T *n_lo, T *n_hi) {
-        c3_round_counts_body<T>(ct, c, n, B, lo_rank, hi_rank, n_lo, n_hi);
+    C3_AVX2 static void c3_round_counts_avx2(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B, ptrdiff_t b,
+                                             ptrdiff_t b_end, const T *lo_rank, const T *hi_rank, T *n_lo, T *n_hi) {
+        c3_round_counts_body<T>(ct, c, n, B, b, b_end, lo_rank, hi_rank, n_lo, n_hi);
     }
     #endif
+
+    /* Series of one draw that c3_round_chunk_of walks together, block of replicates by block: the
+       block's stretch of the draw's table (64 replicates x its rounds: 320 KB in int16 for 2500
+       rounds) stays in L2 while every series of the group reads it. Series by series, each read a
+       table of tens of MB from memory once per block: series of 2500 rounds took 3.4 ms each. */
+    #define C3_ROUND_GROUP 32
+    #define C3_ROUND_GROUP_BYTES (512 * 1024)
 
     template <typename T>
     static void c3_round_chunk_of(c3_round_job *j, ptrdiff_t first, ptrdiff_t last) {
         const ptrdiff_t B = j->B;
         try {
             std::vector<int32_t> per_col, shared;
-            std::vector<T> lo_rank(B), hi_rank(B), n_lo(B), n_hi(B);
-            std::vector<int64_t> totals(B);
-            std::vector<ptrdiff_t> order, c;
-            std::vector<double> v;
-            ptrdiff_t shared_draw = -1;
-            for (ptrdiff_t s = first; s < last; s++) {
-                const ptrdiff_t lo = j->starts[s], n = j->starts[s + 1] - lo, draw = j->which[s], R = j->R[draw];
+            std::vector<std::vector<double>> v(C3_ROUND_GROUP);        /* each series' sorted values */
+            std::vector<std::vector<ptrdiff_t>> c(C3_ROUND_GROUP);     /* and their columns */
+            std::vector<ptrdiff_t> order, pattern(C3_ROUND_GROUP);    /* each series' ranks: which pattern */
+            /* Per pattern of values per column (the series of one scenario's runs share one): the
+               replicates' totals and the two middle ranks. */
+            std::vector<std::vector<int64_t>> totals;
+            std::vector<std::vector<T>> lo_rank, hi_rank;
+            std::vector<T> n_lo((size_t)C3_ROUND_GROUP * B), n_hi((size_t)C3_ROUND_GROUP * B);
+            ptrdiff_t shared_draw = -1, last_pattern = -1;   /* the previous group's last pattern */
+            for (ptrdiff_t s0 = first; s0 < last;) {
+                const ptrdiff_t draw = j->which[s0], R = j->R[draw];
+                /* Grouped only where the table outgrows L2: with a small one (25 rounds: 100 KB),
+                   series by series was faster (5-15% on the dev VM), each series' counts in L1. */
+                const ptrdiff_t group = (size_t)R * B * sizeof(T) > C3_ROUND_GROUP_BYTES ? C3_ROUND_GROUP : 1;
+                ptrdiff_t s1 = s0 + 1;
+                while (s1 < last && s1 - s0 < group && j->which[s1] == draw) s1++;
                 const T *ct = (const T *)j->ct[draw];
-                per_col.assign(R, 0);
-                const double *x = j->values + lo;
-                order.resize(n); v.resize(n); c.resize(n);
-                for (ptrdiff_t i = 0; i < n; i++) order[i] = i;
-                std::stable_sort(order.begin(), order.end(), [x](ptrdiff_t a, ptrdiff_t b) { return x[a] < x[b]; });
-                for (ptrdiff_t i = 0; i < n; i++) {
-                    v[i] = x[order[i]];
-                    c[i] = j->cols[lo + order[i]];
-                    per_col[c[i]] += 1;
-                }
-                j->medians[s] = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-                if (draw != shared_draw || per_col != shared) {
-                    std::fill(totals.begin(), totals.end(), 0);
-                    for (ptrdiff_t r = 0; r < R; r++) {
-                        if (!per_col[r]) continue;
-                        const T *w = ct + r * B;
-                        for (ptrdiff_t b = 0; b < B; b++) totals[b] += (int64_t)w[b] * per_col[r];
+                ptrdiff_t patterns = 0;
+                for (ptrdiff_t g = 0; g < s1 - s0; g++) {
+                    const ptrdiff_t s = s0 + g, lo = j->starts[s], n = j->starts[s + 1] - lo;
+                    const double *x = j->values + lo;
+                    per_col.assign(R, 0);
+                    order.resize(n); v[g].resize(n); c[g].resize(n);
+                    for (ptrdiff_t i = 0; i < n; i++) order[i] = i;
+                    std::stable_sort(order.begin(), order.end(), [x](ptrdiff_t a, ptrdiff_t b) { return x[a] < x[b]; });
+                    for (ptrdiff_t i = 0; i < n; i++) {
+                        v[g][i] = x[order[i]];
+                        c[g][i] = j->cols[lo + order[i]];
+                        per_col[c[g][i]] += 1;
                     }
+                    j->medians[s] = n % 2 ? v[g][n / 2] : 0.5 * (v[g][n / 2 - 1] + v[g][n / 2]);
+                    if (patterns == 0 && last_pattern >= 0 && draw == shared_draw && per_col == shared) {
+                        /* the previous group's last series had the same pattern: its ranks move to slot 0 */
+                        std::swap(totals[0], totals[last_pattern]);
+                        std::swap(lo_rank[0], lo_rank[last_pattern]);
+                        std::swap(hi_rank[0], hi_rank[last_pattern]);
+                        patterns = 1;
+                    } else if (patterns == 0 || per_col != shared) {
+                        if ((ptrdiff_t)totals.size() <= patterns) {
+                            totals.emplace_back(B); lo_rank.emplace_back(B); hi_rank.emplace_back(B);
+                        }
+                        std::vector<int64_t> &tot = totals[patterns];
+                        std::fill(tot.begin(), tot.end(), 0);
+                        for (ptrdiff_t r = 0; r < R; r++) {
+                            if (!per_col[r]) continue;
+                            const T *w = ct + r * B;
+                            for (ptrdiff_t b = 0; b < B; b++) tot[b] += (int64_t)w[b] * per_col[r];
+                        }
+                        for (ptrdiff_t b = 0; b < B; b++) {
+                            lo_rank[patterns][b] = (T)((tot[b] + 1) / 2);
+                            hi_rank[patterns][b] = (T)(tot[b] / 2 + 1);
+                        }
+                        shared = per_col;
+                        shared_draw = draw;
+                        patterns++;
+                    }
+                    pattern[g] = patterns - 1;
+                }
+                last_pattern = patterns - 1;
+                for (ptrdiff_t b = 0; b < B; b += group > 1 ? C3_ROUND_BLOCK : B) {
+                    const ptrdiff_t b_end = group > 1 ? std::min<ptrdiff_t>(B, b + C3_ROUND_BLOCK) : B;
+                    for (ptrdiff_t g = 0; g < s1 - s0; g++)
+                        C3_PICK(c3_round_counts, ct, c[g].data(), (ptrdiff_t)c[g].size(), B, b, b_end,
+                                lo_rank[pattern[g]].data(), hi_rank[pattern[g]].data(), n_lo.data() + g * B,
+                                n_hi.data() + g * B);
+                }
+                for (ptrdiff_t g = 0; g < s1 - s0; g++) {
+                    const ptrdiff_t n = (ptrdiff_t)v[g].size();
+                    const std::vector<int64_t> &tot = totals[pattern[g]];
+                    const T *nl = n_lo.data() + g * B, *nh = n_hi.data() + g * B;
+                    double *out = j->out + (s0 + g) * B;
                     for (ptrdiff_t b = 0; b < B; b++) {
-                        lo_rank[b] = (T)((totals[b] + 1) / 2);
-                        hi_rank[b] = (T)(totals[b] / 2 + 1);
+                        const ptrdiff_t i_lo = std::min<ptrdiff_t>(nl[b], n - 1), i_hi = std::min<ptrdiff_t>(nh[b], n - 1);
+                        out[b] = tot[b] == 0 ? NAN : 0.5 * (v[g][i_lo] + v[g][i_hi]);
                     }
-                    shared = per_col;
-                    shared_draw = draw;
                 }
-                C3_PICK(c3_round_counts, ct, c.data(), n, B, lo_rank.data(), hi_rank.data(), n_lo.data(), n_hi.data());
-                double *out = j->out + s * B;
-                for (ptrdiff_t b = 0; b < B; b++) {
-                    const ptrdiff_t i_lo = std::min<ptrdiff_t>(n_lo[b], n - 1), i_hi = std::min<ptrdiff_t>(n_hi[b], n - 1);
-                    out[b] = totals[b] == 0 ? NAN : 0.5 * (v[i_lo] + v[i_hi]);
-                }
+                s0 = s1;
             }
         } catch (...) {  /* std::bad_alloc: reported by the caller */
             j->failed = 1;
@@ -761,6 +855,8 @@ cdef extern from *:
                                  const uint32_t *digests, const double *keep, const Py_ssize_t *alias,
                                  double *values, Py_ssize_t *ranks, Py_ssize_t extra, double *more, int threads) nogil
     void c3_select(double *a, Py_ssize_t n, Py_ssize_t k) nogil
+    int c3_even_medians(const double *xs, Py_ssize_t n, Py_ssize_t rows, const Py_ssize_t *j1, const double *u2,
+                        const double *same, Py_ssize_t B, double *out, int threads) nogil
     int c3_simd_use(int on) nogil
     int c3_round_medians(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts,
                          const Py_ssize_t *which, Py_ssize_t S, const int64_t *const *counts, const Py_ssize_t *R,
@@ -816,7 +912,9 @@ cdef Py_ssize_t _ROWS_PER_THREAD = 256
 cdef Py_ssize_t _SERIES_PER_THREAD = 16
 cdef Py_ssize_t _PAIRED_SERIES_PER_THREAD = 64  # round_median_rows: a series of 25 values takes about 15 us
 cdef Py_ssize_t _REPLICATES_PER_THREAD = 64   # hierarchical_sums: replicates of S gathers each
-cdef Py_ssize_t _ROUND_SCENARIOS_PER_THREAD = 8   # keyed_round_counts: 2000 x 25 draws, about 0.2 ms each
+# keyed_round_counts: a thread per 200 rounds drawn (8 scenarios of 25 rounds, 2000 x 25 draws each
+# about 0.2 ms; counted in rounds, so that a few scenarios of thousands of rounds get threads too).
+cdef Py_ssize_t _ROUNDS_PER_THREAD = 200
 
 
 def set_threads(int n):
@@ -858,6 +956,27 @@ def tabled_ranks(Py_ssize_t n, uint32_t seed, const uint32_t[::1] digests, const
     with nogil:
         c3_tabled_draws_threads(NULL, n, rows, reps, seed, &digests[0], &keep[0], &alias[0], NULL, &j1[0, 0],
                                 2 * reps, &u2[0, 0, 0], threads)
+
+
+def even_medians(const double[:, ::1] xs, const Py_ssize_t[:, ::1] j1, const double[:, :, ::1] u2,
+                 const double[::1] same, double[:, ::1] out):
+    """stats.medians_from_ranks for even n (the same values): ``out[i, b]``, the median replicate of
+    the sorted row ``xs[i]`` from J1 - 1 (``j1``, (S, B)), the two further uniforms (``u2``,
+    (S, 2, B), from tabled_ranks) and P(J2 = J1 | J1) (``same``, n). numpy's version makes a dozen
+    (S, B) temporaries: for 64 scenarios' series of an even length that was 0.13-0.24 s a call."""
+    cdef Py_ssize_t rows = xs.shape[0], n = xs.shape[1], reps = j1.shape[1]
+    if n < 2 or n % 2 or same.shape[0] != n:
+        raise ValueError("even_medians: rows of an even length of 2 or more, and P(J2 = J1) for each rank")
+    if j1.shape[0] != rows or out.shape[0] != rows or out.shape[1] != reps or u2.shape[0] != rows \
+            or u2.shape[1] != 2 or u2.shape[2] != reps:
+        raise ValueError("even_medians: j1 and out (S, B), u2 (S, 2, B) for S rows")
+    if rows == 0 or reps == 0:
+        return
+    cdef int threads = _threads_for(rows, _SERIES_PER_THREAD), status
+    with nogil:
+        status = c3_even_medians(&xs[0, 0], n, rows, &j1[0, 0], &u2[0, 0, 0], &same[0], reps, &out[0, 0], threads)
+    if status:   # the ranks index the rows: the loop stops at one out of range instead of reading elsewhere
+        raise ValueError(f"even_medians: a rank outside 0..{n - 1}")
 
 
 cdef _check_shapes(Py_ssize_t rows, Py_ssize_t n, Py_ssize_t n_digests, Py_ssize_t n_keep,
@@ -1060,6 +1179,7 @@ def keyed_round_counts(uint32_t seed, const uint32_t[::1] digests, list counts):
     cdef int64_t[:, ::1] view
     cdef vector[int64_t *] at
     cdef vector[Py_ssize_t] rounds
+    cdef Py_ssize_t total = 0
     if digests.shape[0] != n:
         raise ValueError("keyed_round_counts: one digest per scenario")
     views = []  # keeps every buffer acquired while the pointers are used
@@ -1072,11 +1192,12 @@ def keyed_round_counts(uint32_t seed, const uint32_t[::1] digests, list counts):
         views.append(view)
         at.push_back(&view[0, 0] if B > 0 else NULL)
         rounds.push_back(view.shape[1])
+        total += view.shape[1]
     if n == 0 or B == 0:
         return
     cdef RoundCountsJob job = RoundCountsJob(seed=seed, digests=&digests[0], counts=at.data(), rounds=rounds.data(),
                                              B=B)
-    cdef int threads = _threads_for(n, _ROUND_SCENARIOS_PER_THREAD)
+    cdef int threads = <int>min(<Py_ssize_t>_threads_for(total, _ROUNDS_PER_THREAD), n)
     with nogil:
         c3_run_chunks(_round_counts_chunk, &job, n, threads)
 
@@ -1100,8 +1221,9 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
     if starts[0] != 0 or starts[S] != values.shape[0]:
         raise ValueError("round_median_rows: the starts must cover the values")
     cdef vector[const int64_t *] tables
-    cdef vector[Py_ssize_t] widths, longest
+    cdef vector[Py_ssize_t] widths, longest, repeats, seen_in, times
     cdef const int64_t[:, ::1] table
+    cdef Py_ssize_t col
     views = []
     for k in range(draws):
         table = counts[k]
@@ -1111,6 +1233,10 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
         tables.push_back(&table[0, 0] if table.shape[1] else NULL)
         widths.push_back(table.shape[1])
         longest.push_back(0)
+        repeats.push_back(0)
+    # per column: the last series that had a value in it, and how many it had
+    seen_in.assign(max(widths) if draws else 0, -1)
+    times.assign(max(widths) if draws else 0, 0)
     for s in range(S):
         if starts[s + 1] <= starts[s]:
             raise ValueError("round_median_rows: every series needs a value")
@@ -1118,14 +1244,20 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
             raise ValueError("round_median_rows: a series names no draw")
         longest[which[s]] = max(longest[which[s]], starts[s + 1] - starts[s])
         for i in range(starts[s], starts[s + 1]):
-            if not 0 <= cols[i] < widths[which[s]]:
+            col = cols[i]
+            if not 0 <= col < widths[which[s]]:
                 raise ValueError("round_median_rows: a column outside its draw")
             if not isfinite(values[i]):
                 raise ValueError("round_median_rows: values must be finite")
-    # int32 sums, or int16 (twice the lanes) where no running weight and no series length reaches 2^15.
+            if seen_in[col] != s:
+                seen_in[col], times[col] = s, 0
+            times[col] += 1
+            repeats[which[s]] = max(repeats[which[s]], times[col])
+    # int32 sums, or int16 (twice the lanes, half the table) where no running weight and no series
+    # length reaches 2^15.
     cdef int64_t bound = 0
     for k in range(draws):
-        bound = max(bound, _round_weight_bound(views[k], longest[k]))
+        bound = max(bound, _round_weight_bound(views[k], longest[k], repeats[k]))
     if bound >= 2**31:
         return False
     cdef int narrow = bound < 2**15
@@ -1139,10 +1271,12 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
     return True
 
 
-cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longest) except -1:
-    """A bound on the running weights (a replicate's draws times a series' values: the largest row
-    sum times ``longest``) and on the counts of values short of a rank (``longest``); ValueError for
-    a negative count."""
+cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longest, Py_ssize_t repeats) except -1:
+    """A bound on the running weights and on the counts of values short of a rank (``longest``, the
+    longest series); ValueError for a negative count. A series' running weight is at most its total,
+    the sum over rounds of the round's draws times the series' values in that round, so at most the
+    largest row sum times ``repeats``, the most values any series has in one round (1 for a capture:
+    one repetition of each phase per round). Series of 2500 rounds then sum in int16."""
     cdef Py_ssize_t b, r
     cdef int64_t most = 0, row_sum, signs = 0
     for b in range(counts.shape[0]):
@@ -1153,9 +1287,9 @@ cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longes
         most = max(most, row_sum)
     if signs < 0:
         raise ValueError("round_median_rows: negative counts")
-    if longest and most > (2**31) // longest:   # past the int32 sums: said so without the product (it may wrap)
+    if repeats and most > (2**31) // repeats:   # past the int32 sums: said so without the product (it may wrap)
         return 2**31
-    return max(most * longest, longest)
+    return max(most * repeats, longest)
 
 
 # ------------------------------------------------------------------------------------------------

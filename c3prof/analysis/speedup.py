@@ -496,12 +496,13 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
         est = Estimate(value, NOT_YET, None)
         later.add_row(est, row, [s.replicates for s in series], keep)
         return est
+    if too_few and not keep:   # no interval, and no replicates kept: none to compute (a capture of 2 repetitions)
+        return Estimate(value, _too_few_ci(series), None)
     reps = np.asarray(fn(*[s.replicates for s in series]) if reps is None else reps, dtype=float)
     # float32 is ample for replicates (they only feed percentiles) and halves what a run keeps.
     est = Estimate(value, NOT_YET, reps.astype(np.float32) if keep else None)
     if too_few:
-        small = sorted({s.label for s in series if s.n < MIN_REPS})
-        est.ci = no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
+        est.ci = _too_few_ci(series)
     elif later is not None:
         later.add(est, reps, veto)
     else:
@@ -509,6 +510,11 @@ def estimate(fn: Callable, series: list[Series | None], names: list[str], confid
         why = veto() if ci.ok and veto is not None else None
         est.ci = no_ci(why) if why else ci
     return est
+
+
+def _too_few_ci(series: list[Series]) -> CI:
+    small = sorted({s.label for s in series if s.n < MIN_REPS})
+    return no_ci(f"fewer than {MIN_REPS} repetitions in {', '.join(small)}")
 
 
 # The formulas, written once; they work elementwise on floats and on replicate arrays.
@@ -752,6 +758,10 @@ CI_BATCH = 2048
 # Scenarios whose replicates analyze_group draws together (SeriesBank.draw; memory:
 # their series x n_resamples doubles, about 30 MB for 64 scenarios of 4 runs).
 PREPARE_SCENARIOS = 64
+# ... and fewer where their round draws would pass this many bytes (n_resamples x rounds int64 per
+# scenario: 40 MB for 2500 rounds, so 64 such scenarios held 2.5 GB, and the paired kernel's copy
+# of them more).
+PREPARE_BYTES = 256 << 20
 # Batches of scenarios each of analyze_group's processes claims, about (scenario_batches).
 BATCHES_PER_JOB = 8
 
@@ -837,15 +847,17 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
     # Ratios of resampled medians may divide by zero (ideal == 1): those replicates are flagged, not warned.
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
+            first = end = 0
             for at, name in enumerate(names):
-                if at % PREPARE_SCENARIOS == 0:
-                    part = names[at:at + PREPARE_SCENARIOS]
+                if at == end:
+                    first, end = at, _batch_end(names, by_scenario, at, bank.settings.n_resamples)
+                    part = names[first:end]
                     plans = bank.plan_scenarios(group.key, [(n, by_scenario[n]) for n in part], group.round_sweep)
                     drawn = bank.draw([(by_scenario[n], p) for n, p in zip(part, plans)])
                 runs = by_scenario[name]
                 default = (None, f"no base run for scenario {name!r} in this group")
-                bank.begin_scenario(group.key, name, runs, group.round_sweep, plans[at % PREPARE_SCENARIOS])
-                bank.adopt(drawn[at % PREPARE_SCENARIOS])
+                bank.begin_scenario(group.key, name, runs, group.round_sweep, plans[at - first])
+                bank.adopt(drawn[at - first])
                 for run in runs:
                     # A base run is its own reference (primary == own), whatever its variant.
                     base, why = (run, None) if run.strategy == "base" else bases.get(name, default)
@@ -860,6 +872,22 @@ def _analyze_scenarios(group: Group, bank: SeriesBank, by_scenario: dict[str, li
     finally:
         bank.defer_cis = False
     return out
+
+
+def _batch_end(names: list[str], by_scenario: dict[str, list[MergedRun]], start: int, n_resamples: int) -> int:
+    """Where the batch of scenarios drawn together from ``start`` ends: PREPARE_SCENARIOS of them, or
+    fewer where their round draws (n_resamples x rounds each, int64) would pass PREPARE_BYTES. A
+    scenario's rounds are taken from its first run's longest round list (its runs share one; a
+    bound on memory needs no more, and every run's every phase took twice as long: 22 ms against
+    11 ms for the 2500 scenarios of the 10^6-sample trace, dev VM)."""
+    end, held = start, 0
+    while end < len(names) and end - start < PREPARE_SCENARIOS:
+        rounds = max((r.size for r in by_scenario[names[end]][0].rounds.values()), default=0)
+        held += 8 * n_resamples * rounds
+        if held > PREPARE_BYTES and end > start:
+            break
+        end += 1
+    return end
 
 
 # The RunMetrics fields that hold an Estimate, and the keys of its medians.

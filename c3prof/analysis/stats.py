@@ -263,6 +263,11 @@ def medians_from_ranks(xs: np.ndarray, j1: np.ndarray, u2: np.ndarray | None) ->
     (``j1``, (S, B)) and, for even n, the uniforms ``u2`` (S, 2, B) that place J2."""
     s, n = xs.shape
     _, same = _median_rank_table(n)
+    if same is not None and _bootstrap is not None and j1.dtype == np.intp and u2 is not None:
+        out = np.empty(j1.shape)   # the same values, without numpy's dozen (S, B) temporaries
+        _bootstrap.even_medians(np.ascontiguousarray(xs, dtype=float), np.ascontiguousarray(j1),
+                                np.ascontiguousarray(u2, dtype=float), same, out)
+        return out
     flat = xs.ravel()
     row = (np.arange(s) * n)[:, None]
     if same is None:
@@ -344,6 +349,9 @@ def many_bootstrap_medians(xs: np.ndarray, rngs: Sequence[np.random.Generator], 
     return tabled_medians_from_uniforms(xs, u, u2)
 
 
+EVEN_ROWS = 64   # keyed_bootstrap_medians' series per pass for even n (4 kernel threads' worth)
+
+
 def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_resamples: int) -> np.ndarray:
     """many_bootstrap_medians with series i drawing from ``rng_for(seed, *keys[i])``: the same (S, B)
     replicates, from the compiled kernel when it is built (it runs those generators itself, without
@@ -359,10 +367,18 @@ def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_
         out = np.empty((s, n_resamples))
         _bootstrap.odd_tabled_medians(xs, word, digests, keep, alias, out)
         return out
-    j1 = np.empty((s, n_resamples), dtype=np.intp)
-    u2 = np.empty((s, 2, n_resamples))
-    _bootstrap.tabled_ranks(n, word, digests, keep, alias, j1, u2)
-    return medians_from_ranks(xs, j1, u2)
+    # Even n: the ranks and further uniforms of EVEN_ROWS series at a time, then their medians, in
+    # buffers reused (3 MB for 2000 replicates) instead of (S, B) and (S, 2, B) arrays that the
+    # allocator maps afresh and faults in for every call (86 MB for a batch of 64 scenarios).
+    _, same = _median_rank_table(n)
+    out = np.empty((s, n_resamples))
+    rows = min(s, EVEN_ROWS)
+    j1, u2 = np.empty((rows, n_resamples), dtype=np.intp), np.empty((rows, 2, n_resamples))
+    for lo in range(0, s, rows):
+        k = min(s, lo + rows) - lo
+        _bootstrap.tabled_ranks(n, word, digests[lo:lo + k], keep, alias, j1[:k], u2[:k])
+        _bootstrap.even_medians(xs[lo:lo + k], j1[:k], u2[:k], same, out[lo:lo + k])
+    return out
 
 
 def bootstrap_medians(x, n_resamples: int, rng: np.random.Generator, *, presorted: bool = False) -> np.ndarray:

@@ -1,0 +1,23 @@
+#!/bin/bash
+# device call 2 (session 22): the goal's layout (10^6 samples with rounds, and unpaired), this tree
+# against 8d9da49 on 2 pinned cores; the host's CPU speed probed before and after.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+R=$OUT/res; mkdir -p $R
+T0=$(date +%s)
+python3 -c "import orjson" 2>/dev/null || python3 -m pip install -q --no-deps --no-index .whl/orjson-*.whl > $R/pip.log 2>&1
+ls c3prof/analysis/_bootstrap*.so > /dev/null 2>&1 || python3 setup.py build_ext --inplace > $R/build.log 2>&1
+ls .whl/base/c3prof/analysis/_bootstrap*.so > /dev/null 2>&1 || python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import subprocess, bench_report as b; subprocess.run([sys.executable, '-c', b._BUILD_KERNEL], cwd='.whl/base', check=True)" > $R/build_base.log 2>&1
+python3 benchmarks/probe_cpu_pairs.py --pairs 0,1 --repeat 3 > $R/cpu_before.txt 2>&1; tail -2 $R/cpu_before.txt
+run() {
+  local name=$1 reps=$2; shift 2
+  python3 benchmarks/bench_report.py "$@" --write-trace /tmp/$name.jsonl > /dev/null 2>&1
+  python3 benchmarks/bench_report.py "$@" --cpus 0,1 --baseline-tree .whl/base --repeat $reps --json $R/bench_$name.json > $R/bench_$name.txt 2>&1
+  grep -E "report --json|samples" $R/bench_$name.txt
+  for t in .whl/base .; do ( cd $t && taskset -c 0,1 python3 -m c3prof report /tmp/$name.jsonl --json /tmp/o_${name}_$(basename $t).json -q ) > /dev/null 2>&1; done
+  cmp -s /tmp/o_${name}_base.json /tmp/o_${name}_..json && echo "$name: JSON identical to 8d9da49's" | tee -a $R/identical.txt || echo "$name: JSON DIFFERS" | tee -a $R/identical.txt
+  echo "  at $(( $(date +%s) - T0 )) s"
+}
+run rounds 7 --rounds
+run unpaired 5
+python3 benchmarks/probe_cpu_pairs.py --pairs 0,1 --repeat 3 > $R/cpu_after.txt 2>&1; tail -2 $R/cpu_after.txt
+tar -czf $OUT/res.tgz -C $OUT res

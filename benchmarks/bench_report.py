@@ -330,6 +330,8 @@ def main() -> int:
                     help="only write the SYNTHETIC trace (--samples, --scenarios, --rounds) to PATH, time nothing")
     args = ap.parse_args()
     if args.write_trace:
+        if args.write_trace.exists():   # TraceWriter would refuse it with a traceback
+            raise SystemExit(f"bench_report.py: {args.write_trace} already exists; choose another --write-trace")
         exact = build_trace(args.write_trace, args.samples, args.scenarios, args.rounds)
         print(f"wrote {args.write_trace}: {exact:,d} samples (SYNTHETIC)")
         return 0

@@ -62,3 +62,19 @@ def test_probe_cpu_pairs_times_a_pair_alone_and_together(tmp_path):
     # Both copies on one CPU: each takes about twice as long as alone (the probe's own control).
     assert len(round_["alone_s"]) == len(round_["together_s"]) == 2
     assert min(round_["together_s"]) > 1.3 * max(round_["alone_s"])
+
+
+def test_bench_report_writes_a_trace_and_refuses_to_overwrite_one(small_trace, tmp_path):
+    """--write-trace: the layout asked for (here 2 repetitions a phase, the layout that session 22
+    found slow), and a one-line refusal for a path that exists, which is left as it was."""
+    script = str(ROOT / "benchmarks" / "bench_report.py")
+    path = tmp_path / "reps2.jsonl"
+    args = [sys.executable, script, "--samples", "160", "--scenarios", "5", "--write-trace", str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "160 samples (SYNTHETIC)" in proc.stdout, proc.stdout + proc.stderr
+    phases = [json.loads(line) for line in path.read_text().splitlines() if '"record":"phase"' in line]
+    assert phases and {len(p["samples"]["total_ms"]) for p in phases} == {2}
+    before = small_trace.read_bytes()
+    proc = subprocess.run(args[:-1] + [str(small_trace)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "already exists" in proc.stderr and "Traceback" not in proc.stderr
+    assert small_trace.read_bytes() == before

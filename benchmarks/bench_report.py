@@ -63,6 +63,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from c3prof.errors import C3profError  # noqa: E402
 from c3prof.trace import TraceWriter, run_id  # noqa: E402
 
 RUNS = (("base", "default", "sm_copy"), ("sp", "comm_first", "sm_copy"), ("sp", "gemm_first", "sm_copy"),
@@ -330,9 +331,10 @@ def main() -> int:
                     help="only write the SYNTHETIC trace (--samples, --scenarios, --rounds) to PATH, time nothing")
     args = ap.parse_args()
     if args.write_trace:
-        if args.write_trace.exists():   # TraceWriter would refuse it with a traceback
-            raise SystemExit(f"bench_report.py: {args.write_trace} already exists; choose another --write-trace")
-        exact = build_trace(args.write_trace, args.samples, args.scenarios, args.rounds)
+        try:   # the trace writer's own refusals (a file that exists, a folder it cannot write), in one line
+            exact = build_trace(args.write_trace, args.samples, args.scenarios, args.rounds)
+        except C3profError as exc:
+            raise SystemExit(f"bench_report.py: error: {exc}") from None
         print(f"wrote {args.write_trace}: {exact:,d} samples (SYNTHETIC)")
         return 0
     if args.cpus:

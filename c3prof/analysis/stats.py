@@ -258,26 +258,29 @@ def tabled_medians_from_uniforms(xs: np.ndarray, u: np.ndarray, u2: np.ndarray |
     return medians_from_ranks(xs, _alias_draw(u, xs.shape[1]), u2)
 
 
-def medians_from_ranks(xs: np.ndarray, j1: np.ndarray, u2: np.ndarray | None) -> np.ndarray:
+def medians_from_ranks(xs: np.ndarray, j1: np.ndarray, u2: np.ndarray | None,
+                       out: np.ndarray | None = None) -> np.ndarray:
     """(S, B) median replicates of the sorted rows of ``xs`` (S, n) from J1 - 1 of each replicate
-    (``j1``, (S, B)) and, for even n, the uniforms ``u2`` (S, 2, B) that place J2."""
+    (``j1``, (S, B)) and, for even n, the uniforms ``u2`` (S, 2, B) that place J2; written into
+    ``out`` (C-contiguous float64, (S, B)) when given, else into a new array."""
     s, n = xs.shape
     _, same = _median_rank_table(n)
+    out = np.empty(j1.shape) if out is None else out
     if same is not None and _bootstrap is not None and j1.dtype == np.intp and u2 is not None:
-        out = np.empty(j1.shape)   # the same values, without numpy's dozen (S, B) temporaries
+        # the same values, without numpy's dozen (S, B) temporaries
         _bootstrap.even_medians(np.ascontiguousarray(xs, dtype=float), np.ascontiguousarray(j1),
                                 np.ascontiguousarray(u2, dtype=float), same, out)
         return out
     flat = xs.ravel()
     row = (np.arange(s) * n)[:, None]
     if same is None:
-        return flat.take(row + j1)
+        return np.take(flat, row + j1, out=out)
     # Even n. Given J2 > J1 = j (N_j = r): the other n - r draws fall uniformly above the j smallest,
     # so J2 - j is the ceiling of (n - j) times the minimum of n - r uniforms, 1 - W^(1/(n-r)).
     jj = j1 + 1                                             # 1-based J1
     step = np.ceil((n - jj) * -np.expm1(np.log(u2[:, 1]) / (n - n // 2))).astype(np.int64)
     j2 = np.where(u2[:, 0] < same[j1], j1, np.clip(j1 + np.maximum(step, 1), 0, n - 1))
-    return 0.5 * (flat[row + j1] + flat[row + j2])
+    return np.multiply(0.5, flat[row + j1] + flat[row + j2], out=out)
 
 
 def _alias_draw_exact(u: np.ndarray, n: int) -> np.ndarray:
@@ -370,14 +373,13 @@ def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_
     # Even n: the ranks and further uniforms of EVEN_ROWS series at a time, then their medians, in
     # buffers reused (3 MB for 2000 replicates) instead of (S, B) and (S, 2, B) arrays that the
     # allocator maps afresh and faults in for every call (86 MB for a batch of 64 scenarios).
-    _, same = _median_rank_table(n)
     out = np.empty((s, n_resamples))
     rows = min(s, EVEN_ROWS)
     j1, u2 = np.empty((rows, n_resamples), dtype=np.intp), np.empty((rows, 2, n_resamples))
     for lo in range(0, s, rows):
         k = min(s, lo + rows) - lo
         _bootstrap.tabled_ranks(n, word, digests[lo:lo + k], keep, alias, j1[:k], u2[:k])
-        _bootstrap.even_medians(xs[lo:lo + k], j1[:k], u2[:k], same, out[lo:lo + k])
+        medians_from_ranks(xs[lo:lo + k], j1[:k], u2[:k], out[lo:lo + k])
     return out
 
 

@@ -521,6 +521,42 @@ def test_paired_medians_of_long_series_walked_in_groups_equal_numpys(threads, si
     assert np.isnan(reps[40]).any()
 
 
+@pytest.mark.parametrize("threads, simd", [(1, True), (3, True), (1, False)])
+def test_paired_medians_with_odd_rounds_count_once_and_equal_numpys(threads, simd, monkeypatch):
+    """An odd number of rounds (a capture's 25, and 301: a table walked in groups) gives every series
+    of one value per round an odd total in every replicate: one middle rank, counted once
+    (c3_round_count_one). Beside them in the same calls, series lacking a round (totals odd and even:
+    two ranks) and holding one twice (a weight of 2): numpy's replicates, bit for bit."""
+    rng = np.random.default_rng(13)
+    b = 1030                                  # 16 blocks of 64 and a tail of 6
+    draws = [stats.draw_round_counts(r, b, rng) for r in (25, 301, 25)]
+    values, cols, which = [], [], []
+    for k, d in enumerate(draws):
+        rounds = d.shape[1]
+        for i in range(40):
+            if i % 7 == 3:
+                c = np.delete(np.arange(rounds), int(rng.integers(0, rounds)))          # a round missing
+            elif i % 7 == 5:
+                c = np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])  # a round twice
+            else:
+                c = np.arange(rounds)
+            values.append(np.round(rng.lognormal(0, 0.05, c.size), 3))
+            cols.append(c)
+            which.append(k)
+    _bootstrap.set_threads(threads)
+    _bootstrap.use_avx2(simd)
+    try:
+        medians, reps = stats.paired_medians(values, cols, draws, which)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+        _bootstrap.use_avx2(True)
+    monkeypatch.setattr(stats, "_bootstrap", None)
+    want_medians, want = stats.paired_medians(values, cols, draws, which)
+    assert medians == want_medians
+    assert np.array_equal(reps, want, equal_nan=True)
+    assert not np.isnan(reps).any()
+
+
 def test_paired_medians_over_several_draws_equal_each_draw_alone():
     """A batch of scenarios (one draw each, different round counts) in one call: each series'
     replicates are those of its own scenario's draw."""

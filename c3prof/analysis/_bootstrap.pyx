@@ -600,9 +600,9 @@ cdef extern from *:
        short of the 1-based ranks (total + 1) / 2 and total / 2 + 1: those counts, capped at n - 1,
        are the two middle values' places. NaN where the total is 0. The totals depend only on how
        many values each column has, so consecutive series with the same pattern (the phases of one
-       scenario's runs) share them. The integers are int16 where the caller found that no running
-       weight and no series length can reach 2^15 (`narrow`: a report's series of 25 rounds, every
-       one), else int32 (the caller checks 2^31): the same counts, twice the lanes per vector. */
+       scenario's runs) share them. The integers are int16 where no running weight and no series
+       length can reach 2^15 (c3_round_medians' bound: a report's series of 25 rounds, every one),
+       else int32 (it refuses 2^31): the same counts, twice the lanes per vector. */
     typedef struct {
         const double *values; const ptrdiff_t *cols; const ptrdiff_t *starts; const ptrdiff_t *which;
         const void *const *ct; const ptrdiff_t *R; ptrdiff_t B; double *out; double *medians;
@@ -613,6 +613,40 @@ cdef extern from *:
        integers) stay in L1 while the block streams, value after value, the contiguous stretch of
        the value's row of `ct` that weights them. */
     #define C3_ROUND_BLOCK 64
+
+    /* c3_round_counts_body where each replicate has one middle rank (lo_rank: the pattern's totals
+       are all odd, as for every series of one value per round of an odd number of rounds): the count
+       short of it is both counts. Half the comparisons, and the block's running weights, counts and
+       ranks (3 x 64 integers) stay in vector registers, where the two counts and two ranks spilled. */
+    template <typename T>
+    C3_BODY void c3_round_count_one(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
+                                    ptrdiff_t b, ptrdiff_t b_end, const T *__restrict rank, T *__restrict n_lo,
+                                    T *__restrict n_hi) {
+        for (; b + C3_ROUND_BLOCK <= b_end; b += C3_ROUND_BLOCK) {
+            T cw[C3_ROUND_BLOCK] = {0}, nl[C3_ROUND_BLOCK] = {0};
+            const T *__restrict at = rank + b;
+            for (ptrdiff_t i = 0; i < n; i++) {
+                const T *__restrict w = ct + c[i] * B + b;
+                T below = 0;
+                for (int k = 0; k < C3_ROUND_BLOCK; k++) {
+                    cw[k] += w[k];
+                    const T short_of = cw[k] < at[k];
+                    nl[k] += short_of;
+                    below |= short_of;
+                }
+                if (!below) break;
+            }
+            for (int k = 0; k < C3_ROUND_BLOCK; k++) n_lo[b + k] = n_hi[b + k] = nl[k];
+        }
+        for (; b < b_end; b++) {
+            T cw = 0, nl = 0;
+            for (ptrdiff_t i = 0; i < n && cw < rank[b]; i++) {
+                cw += ct[c[i] * B + b];
+                nl += cw < rank[b];
+            }
+            n_lo[b] = n_hi[b] = nl;
+        }
+    }
 
     /* For every replicate b: how many of the running weights over the sorted values fall short of
        lo_rank[b] and of hi_rank[b]. A block of C3_ROUND_BLOCK replicates at a time, value by value:
@@ -628,6 +662,10 @@ cdef extern from *:
     C3_BODY void c3_round_counts_body(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
                                       ptrdiff_t b, ptrdiff_t b_end, const T *__restrict lo_rank,
                                       const T *__restrict hi_rank, T *__restrict n_lo, T *__restrict n_hi) {
+        if (lo_rank == hi_rank) {   /* one rank per replicate (odd totals): one count, which is both */
+            c3_round_count_one<T>(ct, c, n, B, b, b_end, lo_rank, n_lo, n_hi);
+            return;
+        }
         for (; b + C3_ROUND_BLOCK <= b_end; b += C3_ROUND_BLOCK) {
             T cw[C3_ROUND_BLOCK] = {0}, nl[C3_ROUND_BLOCK] = {0}, nh[C3_ROUND_BLOCK] = {0};
             const T *__restrict lo = lo_rank + b, *__restrict hi = hi_rank + b;
@@ -669,6 +707,32 @@ cdef extern from *:
     }
     #endif
 
+    /* Each replicate's median from its two counts (the two middle values' places, capped at n - 1)
+       over the sorted values `v`; NaN where the replicate drew none of the series' rounds. Apart from
+       the counting, so that its AVX2 copy gathers four values at a time. */
+    template <typename T>
+    C3_BODY void c3_round_out_body(const double *__restrict v, ptrdiff_t n, const T *__restrict nl,
+                                   const T *__restrict nh, const int64_t *__restrict tot, ptrdiff_t B,
+                                   double *__restrict out) {
+        const int32_t last = (int32_t)(n - 1);
+        for (ptrdiff_t b = 0; b < B; b++) {
+            const double m = 0.5 * (v[std::min<int32_t>(nl[b], last)] + v[std::min<int32_t>(nh[b], last)]);
+            out[b] = tot[b] == 0 ? NAN : m;
+        }
+    }
+    template <typename T>
+    static void c3_round_out_base(const double *v, ptrdiff_t n, const T *nl, const T *nh, const int64_t *tot,
+                                  ptrdiff_t B, double *out) {
+        c3_round_out_body<T>(v, n, nl, nh, tot, B, out);
+    }
+    #ifdef C3_AVX2
+    template <typename T>
+    C3_AVX2 static void c3_round_out_avx2(const double *v, ptrdiff_t n, const T *nl, const T *nh, const int64_t *tot,
+                                          ptrdiff_t B, double *out) {
+        c3_round_out_body<T>(v, n, nl, nh, tot, B, out);
+    }
+    #endif
+
     /* Series of one draw that c3_round_chunk_of walks together, block of replicates by block: the
        block's stretch of the draw's table (64 replicates x its rounds: 320 KB in int16 for 2500
        rounds) stays in L2 while every series of the group reads it. Series by series, each read a
@@ -685,7 +749,7 @@ cdef extern from *:
             std::vector<std::vector<ptrdiff_t>> c(C3_ROUND_GROUP);     /* and their columns */
             std::vector<ptrdiff_t> order, pattern(C3_ROUND_GROUP);    /* each series' ranks: which pattern */
             /* Per pattern of values per column (the series of one scenario's runs share one): the
-               replicates' totals and the two middle ranks. */
+               replicates' totals and the two middle ranks (hi_rank empty where they are the same). */
             std::vector<std::vector<int64_t>> totals;
             std::vector<std::vector<T>> lo_rank, hi_rank;
             std::vector<T> n_lo((size_t)C3_ROUND_GROUP * B), n_hi((size_t)C3_ROUND_GROUP * B);
@@ -725,14 +789,23 @@ cdef extern from *:
                         std::vector<int64_t> &tot = totals[patterns];
                         std::fill(tot.begin(), tot.end(), 0);
                         for (ptrdiff_t r = 0; r < R; r++) {
-                            if (!per_col[r]) continue;
                             const T *w = ct + r * B;
-                            for (ptrdiff_t b = 0; b < B; b++) tot[b] += (int64_t)w[b] * per_col[r];
+                            const int64_t times = per_col[r];
+                            if (times == 1)   /* a value per round: no multiplication (vectorized) */
+                                for (ptrdiff_t b = 0; b < B; b++) tot[b] += w[b];
+                            else if (times)
+                                for (ptrdiff_t b = 0; b < B; b++) tot[b] += (int64_t)w[b] * times;
                         }
+                        std::vector<T> &lo_r = lo_rank[patterns], &hi_r = hi_rank[patterns];
+                        hi_r.resize(B);
+                        bool one_rank = true;
                         for (ptrdiff_t b = 0; b < B; b++) {
-                            lo_rank[patterns][b] = (T)((tot[b] + 1) / 2);
-                            hi_rank[patterns][b] = (T)(tot[b] / 2 + 1);
+                            lo_r[b] = (T)((tot[b] + 1) / 2);
+                            hi_r[b] = (T)(tot[b] / 2 + 1);
+                            one_rank &= lo_r[b] == hi_r[b];
                         }
+                        if (one_rank)   /* every total odd: an empty hi_rank says lo_rank is both */
+                            hi_r.clear();
                         shared = per_col;
                         shared_draw = draw;
                         patterns++;
@@ -744,19 +817,13 @@ cdef extern from *:
                     const ptrdiff_t b_end = group > 1 ? std::min<ptrdiff_t>(B, b + C3_ROUND_BLOCK) : B;
                     for (ptrdiff_t g = 0; g < s1 - s0; g++)
                         C3_PICK(c3_round_counts, ct, c[g].data(), (ptrdiff_t)c[g].size(), B, b, b_end,
-                                lo_rank[pattern[g]].data(), hi_rank[pattern[g]].data(), n_lo.data() + g * B,
-                                n_hi.data() + g * B);
+                                lo_rank[pattern[g]].data(),
+                                (hi_rank[pattern[g]].empty() ? lo_rank : hi_rank)[pattern[g]].data(),
+                                n_lo.data() + g * B, n_hi.data() + g * B);
                 }
-                for (ptrdiff_t g = 0; g < s1 - s0; g++) {
-                    const ptrdiff_t n = (ptrdiff_t)v[g].size();
-                    const std::vector<int64_t> &tot = totals[pattern[g]];
-                    const T *nl = n_lo.data() + g * B, *nh = n_hi.data() + g * B;
-                    double *out = j->out + (s0 + g) * B;
-                    for (ptrdiff_t b = 0; b < B; b++) {
-                        const ptrdiff_t i_lo = std::min<ptrdiff_t>(nl[b], n - 1), i_hi = std::min<ptrdiff_t>(nh[b], n - 1);
-                        out[b] = tot[b] == 0 ? NAN : 0.5 * (v[g][i_lo] + v[g][i_hi]);
-                    }
-                }
+                for (ptrdiff_t g = 0; g < s1 - s0; g++)
+                    C3_PICK(c3_round_out, v[g].data(), (ptrdiff_t)v[g].size(), n_lo.data() + g * B,
+                            n_hi.data() + g * B, totals[pattern[g]].data(), B, j->out + (s0 + g) * B);
                 s0 = s1;
             }
         } catch (...) {  /* std::bad_alloc: reported by the caller */
@@ -770,43 +837,98 @@ cdef extern from *:
         c3_round_chunk_of<int32_t>((c3_round_job *)ctx, first, last);
     }
 
-    /* The counts of every draw transposed to (R, B) as T: the loop over b contiguous. In tiles of
-       C3_ROUND_BLOCK replicates: their rows of counts stay in L1 while each round's stretch of the
-       table is written in order (replicate by replicate, every write went to another row). All the
-       draws' tables in one allocation (`ct`), `at` pointing at each. */
+    /* The counts of every draw transposed to (R, B) as T (the loop over b contiguous), all the draws'
+       tables in one allocation (`ct`), `at` pointing at each; and, in the same pass, each draw's
+       largest row sum (`most`). In tiles of C3_ROUND_BLOCK replicates x C3_TRANSPOSE_ROUNDS rounds,
+       each tile's rows read in order: a row's stretch is contiguous, and the tile's writes go to
+       at most 32 streams (2500 rounds as 2500 streams missed L1 at every write). (Tiles read
+       column by column, then a separate pass for the row sums, read every count from memory twice:
+       64 scenarios' draws are 25 MB of int64, and the two passes were a fifth of
+       round_median_rows on the dev VM.) Returns false where a count is negative. */
+    #define C3_TRANSPOSE_ROUNDS 32
     template <typename T>
-    static void c3_transpose_counts(const int64_t *const *counts, const ptrdiff_t *R, ptrdiff_t draws, ptrdiff_t B,
-                                    std::vector<T> &ct, std::vector<const void *> &at) {
+    static bool c3_transpose_counts(const int64_t *const *counts, const ptrdiff_t *R, ptrdiff_t draws, ptrdiff_t B,
+                                    std::vector<T> &ct, std::vector<const void *> &at, int64_t *most) {
         ptrdiff_t size = 0;
         for (ptrdiff_t k = 0; k < draws; k++) size += R[k] * B;
         ct.resize(size);
+        at.clear();
         T *next = ct.data();
+        int64_t signs = 0;
         for (ptrdiff_t k = 0; k < draws; k++) {
             const ptrdiff_t rounds = R[k];
             const int64_t *__restrict from = counts[k];
             T *__restrict to = next;
             next += rounds * B;
+            int64_t largest = 0;
             for (ptrdiff_t b0 = 0; b0 < B; b0 += C3_ROUND_BLOCK) {
                 const ptrdiff_t b1 = std::min<ptrdiff_t>(B, b0 + C3_ROUND_BLOCK);
-                for (ptrdiff_t r = 0; r < rounds; r++)
-                    for (ptrdiff_t b = b0; b < b1; b++) to[r * B + b] = (T)from[b * rounds + r];
+                int64_t sums[C3_ROUND_BLOCK] = {0};
+                for (ptrdiff_t r0 = 0; r0 < rounds; r0 += C3_TRANSPOSE_ROUNDS) {
+                    const ptrdiff_t r1 = std::min<ptrdiff_t>(rounds, r0 + C3_TRANSPOSE_ROUNDS);
+                    for (ptrdiff_t b = b0; b < b1; b++) {
+                        const int64_t *__restrict row = from + b * rounds;
+                        int64_t sum = 0;
+                        for (ptrdiff_t r = r0; r < r1; r++) {
+                            signs |= row[r];
+                            sum += row[r];
+                            to[r * B + b] = (T)row[r];
+                        }
+                        sums[b - b0] += sum;
+                    }
+                }
+                for (ptrdiff_t b = b0; b < b1; b++) largest = std::max(largest, sums[b - b0]);
             }
+            most[k] = largest;
             at.push_back(to);
         }
+        return signs >= 0;
     }
 
+    /* A bound on the running weights and on the counts of values short of a rank: a series' running
+       weight is at most its total, the sum over rounds of the round's draws times the series' values
+       in that round, so at most the draw's largest row sum (`most`) times `repeats`, the most values
+       any of its series has in one round (1 for a capture: one repetition of each phase per round);
+       and a count is at most `longest`, its longest series. Series of 2500 rounds then sum in int16. */
+    static int64_t c3_round_weight_bound(const int64_t *most, const ptrdiff_t *longest, const ptrdiff_t *repeats,
+                                         ptrdiff_t draws) {
+        int64_t bound = 0;
+        for (ptrdiff_t k = 0; k < draws; k++) {
+            if (repeats[k] && most[k] > ((int64_t)1 << 31) / repeats[k])   /* past int32: said without the product */
+                return (int64_t)1 << 31;
+            bound = std::max<int64_t>(bound, std::max<int64_t>(most[k] * repeats[k], longest[k]));
+        }
+        return bound;
+    }
+
+    /* round_median_rows' work: 0; C3_ROUND_NEGATIVE (a negative count) or C3_ROUND_WIDE (a running
+       weight could reach 2^31) with nothing written; -1 where memory ran out. The integers are int16
+       where no running weight and no count can reach 2^15 (a report's every series), else int32:
+       tables transposed in int16 first, as the bound is known only once the counts are read, and
+       again in int32 in the rare case it is too wide. */
+    #define C3_ROUND_NEGATIVE 1
+    #define C3_ROUND_WIDE 2
     static int c3_round_medians(const double *values, const ptrdiff_t *cols, const ptrdiff_t *starts,
                                 const ptrdiff_t *which, ptrdiff_t S, const int64_t *const *counts, const ptrdiff_t *R,
-                                ptrdiff_t draws, ptrdiff_t B, int narrow, double *out, double *medians, int threads) {
+                                const ptrdiff_t *longest, const ptrdiff_t *repeats, ptrdiff_t draws, ptrdiff_t B,
+                                double *out, double *medians, int threads) {
         c3_round_job job;
         std::vector<int16_t> ct16;
         std::vector<int32_t> ct32;
         std::vector<const void *> at;
+        int narrow = 1;
         try {
-            if (narrow)
-                c3_transpose_counts<int16_t>(counts, R, draws, B, ct16, at);
-            else
-                c3_transpose_counts<int32_t>(counts, R, draws, B, ct32, at);
+            std::vector<int64_t> most(draws);
+            if (!c3_transpose_counts<int16_t>(counts, R, draws, B, ct16, at, most.data()))
+                return C3_ROUND_NEGATIVE;
+            const int64_t bound = c3_round_weight_bound(most.data(), longest, repeats, draws);
+            if (bound >= ((int64_t)1 << 31))
+                return C3_ROUND_WIDE;
+            if (bound >= ((int64_t)1 << 15)) {
+                narrow = 0;
+                std::vector<int16_t>().swap(ct16);
+                c3_transpose_counts<int32_t>(counts, R, draws, B, ct32, at, most.data());
+            }
         } catch (...) {
             return -1;
         }
@@ -860,7 +982,10 @@ cdef extern from *:
     int c3_simd_use(int on) nogil
     int c3_round_medians(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts,
                          const Py_ssize_t *which, Py_ssize_t S, const int64_t *const *counts, const Py_ssize_t *R,
-                         Py_ssize_t draws, Py_ssize_t B, int narrow, double *out, double *medians, int threads) nogil
+                         const Py_ssize_t *longest, const Py_ssize_t *repeats, Py_ssize_t draws, Py_ssize_t B,
+                         double *out, double *medians, int threads) nogil
+    enum: C3_ROUND_NEGATIVE
+    enum: C3_ROUND_WIDE
 
 
 c3_simd_init()  # once, at import: whether the CPU has AVX2, and the split's permutation table
@@ -1209,8 +1334,8 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
     scenario), ``cols`` the column that weights each value. Row s of ``out`` (S, B) gets its
     replicates, ``medians[s]`` its median (stats.sorted_median). Returns True; False, with nothing
     written, where a running weight could reach 2^31 (the kernel's int32 sums): the caller's numpy
-    code computes those. (The bound is taken from the draws while they are checked anyway: the
-    caller used to take every draw's row sums once more for it, a pass over all the counts.)"""
+    code computes those. (The bound is taken from the draws' row sums while they are transposed:
+    c3_transpose_counts reads each count once.)"""
     cdef Py_ssize_t S = starts.shape[0] - 1, draws = len(counts), B = out.shape[1], i, s, k
     if S < 0 or out.shape[0] != S or medians.shape[0] != S or which.shape[0] != max(S, 0) \
             or cols.shape[0] != values.shape[0]:
@@ -1253,43 +1378,18 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
                 seen_in[col], times[col] = s, 0
             times[col] += 1
             repeats[which[s]] = max(repeats[which[s]], times[col])
-    # int32 sums, or int16 (twice the lanes, half the table) where no running weight and no series
-    # length reaches 2^15.
-    cdef int64_t bound = 0
-    for k in range(draws):
-        bound = max(bound, _round_weight_bound(views[k], longest[k], repeats[k]))
-    if bound >= 2**31:
-        return False
-    cdef int narrow = bound < 2**15
     cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
-    cdef int failed
+    cdef int status
     with nogil:
-        failed = c3_round_medians(&values[0], &cols[0], &starts[0], &which[0], S, tables.data(), widths.data(),
-                                  draws, B, narrow, &out[0, 0], &medians[0], threads)
-    if failed:
+        status = c3_round_medians(&values[0], &cols[0], &starts[0], &which[0], S, tables.data(), widths.data(),
+                                  longest.data(), repeats.data(), draws, B, &out[0, 0], &medians[0], threads)
+    if status == C3_ROUND_NEGATIVE:
+        raise ValueError("round_median_rows: negative counts")
+    if status == C3_ROUND_WIDE:
+        return False
+    if status:
         raise MemoryError("round_median_rows: no memory for a series' scratch")
     return True
-
-
-cdef int64_t _round_weight_bound(const int64_t[:, ::1] counts, Py_ssize_t longest, Py_ssize_t repeats) except -1:
-    """A bound on the running weights and on the counts of values short of a rank (``longest``, the
-    longest series); ValueError for a negative count. A series' running weight is at most its total,
-    the sum over rounds of the round's draws times the series' values in that round, so at most the
-    largest row sum times ``repeats``, the most values any series has in one round (1 for a capture:
-    one repetition of each phase per round). Series of 2500 rounds then sum in int16."""
-    cdef Py_ssize_t b, r
-    cdef int64_t most = 0, row_sum, signs = 0
-    for b in range(counts.shape[0]):
-        row_sum = 0
-        for r in range(counts.shape[1]):   # no branch per count: the compiler vectorizes the two sums
-            signs |= counts[b, r]
-            row_sum += counts[b, r]
-        most = max(most, row_sum)
-    if signs < 0:
-        raise ValueError("round_median_rows: negative counts")
-    if repeats and most > (2**31) // repeats:   # past the int32 sums: said so without the product (it may wrap)
-        return 2**31
-    return max(most * repeats, longest)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -409,6 +409,37 @@ def test_threads_give_the_numbers_of_one_thread():
 
 # --- round-paired medians ------------------------------------------------------------------------
 
+def _paired_medians_equal_numpys(values, cols, draws, which, threads, simd, monkeypatch):
+    """stats.paired_medians with the kernel on ``threads`` threads (its AVX2 bodies or not): asserts
+    the medians and replicates are numpy's, bit for bit, and returns them."""
+    _bootstrap.set_threads(threads)
+    _bootstrap.use_avx2(simd)
+    try:
+        medians, reps = stats.paired_medians(values, cols, draws, which)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+        _bootstrap.use_avx2(True)
+    with monkeypatch.context() as numpy_only:
+        numpy_only.setattr(stats, "_bootstrap", None)
+        want_medians, want = stats.paired_medians(values, cols, draws, which)
+    assert medians == want_medians
+    assert np.array_equal(reps, want, equal_nan=True)
+    return medians, reps
+
+
+def _series_of(draws, per_draw, columns, rng):
+    """(values, cols, which) of ``per_draw`` series per draw: series i of a draw of R rounds has a
+    value (rounded to 3 places: some ties) in each of the columns ``columns(i, R)``."""
+    values, cols, which = [], [], []
+    for k, d in enumerate(draws):
+        for i in range(per_draw):
+            c = columns(i, d.shape[1])
+            values.append(np.round(rng.lognormal(0, 0.05, c.size), 3))
+            cols.append(c)
+            which.append(k)
+    return values, cols, which
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_round_resampled_medians_kernel_equals_numpy(seed, monkeypatch):
     """Ties, odd and even totals, rounds drawn 0-3 times, replicates that drew none of the
@@ -440,17 +471,8 @@ def test_paired_medians_of_many_series_equal_numpys_one_by_one(threads, simd, mo
         n = rounds if i % 3 else int(rng.integers(1, 3 * rounds))
         values.append(np.round(rng.lognormal(0, 0.05, n), 2))
         cols.append(np.arange(n) % rounds if i % 3 else rng.integers(0, rounds, n))
-    _bootstrap.set_threads(threads)
-    _bootstrap.use_avx2(simd)
-    try:
-        medians, reps = stats.paired_medians(values, cols, [counts], [0] * len(values))
-    finally:
-        _bootstrap.set_threads(stats.KERNEL_THREADS)
-        _bootstrap.use_avx2(True)
-    monkeypatch.setattr(stats, "_bootstrap", None)
-    want_medians, want = stats.paired_medians(values, cols, [counts], [0] * len(values))
-    assert medians == want_medians == [stats.fast_median(v) for v in values]
-    assert np.array_equal(reps, want, equal_nan=True)
+    medians, _ = _paired_medians_equal_numpys(values, cols, [counts], [0] * len(values), threads, simd, monkeypatch)
+    assert medians == [stats.fast_median(v) for v in values]
 
 
 @pytest.mark.parametrize("simd", [True, False])
@@ -492,32 +514,16 @@ def test_paired_medians_of_long_series_walked_in_groups_equal_numpys(threads, si
     rng = np.random.default_rng(3)
     b = 1030
     draws = [stats.draw_round_counts(r, b, rng) for r in (300, 260, 400)]
-    values, cols, which = [], [], []
-    for k, d in enumerate(draws):
-        rounds = d.shape[1]
-        for i in range(45):
-            if i % 11 == 0:   # the first series too: the ranks a group starts with are not the full rounds'
-                c = np.delete(np.arange(rounds), rng.integers(0, rounds, 9))       # missing rounds
-            elif i % 11 == 8:   # not series 31: the group of 32 ends and the next begins with full rounds
-                c = np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])   # a round twice
-            elif i == 40:
-                c = np.array([1])                                                  # one round alone
-            else:
-                c = np.arange(rounds)
-            values.append(np.round(rng.lognormal(0, 0.05, c.size), 3))
-            cols.append(c)
-            which.append(k)
-    _bootstrap.set_threads(threads)
-    _bootstrap.use_avx2(simd)
-    try:
-        medians, reps = stats.paired_medians(values, cols, draws, which)
-    finally:
-        _bootstrap.set_threads(stats.KERNEL_THREADS)
-        _bootstrap.use_avx2(True)
-    monkeypatch.setattr(stats, "_bootstrap", None)
-    want_medians, want = stats.paired_medians(values, cols, draws, which)
-    assert medians == want_medians
-    assert np.array_equal(reps, want, equal_nan=True)
+
+    def columns(i: int, rounds: int) -> np.ndarray:
+        if i % 11 == 0:   # the first series too: the ranks a group starts with are not the full rounds'
+            return np.delete(np.arange(rounds), rng.integers(0, rounds, 9))       # missing rounds
+        if i % 11 == 8:   # not series 31: the group of 32 ends and the next begins with full rounds
+            return np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])   # a round twice
+        return np.array([1]) if i == 40 else np.arange(rounds)                    # one round alone
+
+    values, cols, which = _series_of(draws, 45, columns, rng)
+    _, reps = _paired_medians_equal_numpys(values, cols, draws, which, threads, simd, monkeypatch)
     assert np.isnan(reps[40]).any()
 
 
@@ -530,30 +536,16 @@ def test_paired_medians_with_odd_rounds_count_once_and_equal_numpys(threads, sim
     rng = np.random.default_rng(13)
     b = 1030                                  # 16 blocks of 64 and a tail of 6
     draws = [stats.draw_round_counts(r, b, rng) for r in (25, 301, 25)]
-    values, cols, which = [], [], []
-    for k, d in enumerate(draws):
-        rounds = d.shape[1]
-        for i in range(40):
-            if i % 7 == 3:
-                c = np.delete(np.arange(rounds), int(rng.integers(0, rounds)))          # a round missing
-            elif i % 7 == 5:
-                c = np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])  # a round twice
-            else:
-                c = np.arange(rounds)
-            values.append(np.round(rng.lognormal(0, 0.05, c.size), 3))
-            cols.append(c)
-            which.append(k)
-    _bootstrap.set_threads(threads)
-    _bootstrap.use_avx2(simd)
-    try:
-        medians, reps = stats.paired_medians(values, cols, draws, which)
-    finally:
-        _bootstrap.set_threads(stats.KERNEL_THREADS)
-        _bootstrap.use_avx2(True)
-    monkeypatch.setattr(stats, "_bootstrap", None)
-    want_medians, want = stats.paired_medians(values, cols, draws, which)
-    assert medians == want_medians
-    assert np.array_equal(reps, want, equal_nan=True)
+
+    def columns(i: int, rounds: int) -> np.ndarray:
+        if i % 7 == 3:
+            return np.delete(np.arange(rounds), int(rng.integers(0, rounds)))          # a round missing
+        if i % 7 == 5:
+            return np.concatenate([np.arange(rounds), [int(rng.integers(0, rounds))]])  # a round twice
+        return np.arange(rounds)
+
+    values, cols, which = _series_of(draws, 40, columns, rng)
+    _, reps = _paired_medians_equal_numpys(values, cols, draws, which, threads, simd, monkeypatch)
     assert not np.isnan(reps).any()
 
 

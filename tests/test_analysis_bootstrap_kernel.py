@@ -492,15 +492,7 @@ def test_paired_medians_in_int16_and_int32_equal_numpy(weight, simd, monkeypatch
     counts[0, 0] = weight                     # the largest row sum: weight
     values = [np.round(rng.normal(size=128), 1), np.round(rng.normal(size=40), 1), np.array([2.0])]
     cols = [np.zeros(128, dtype=np.intp), rng.integers(0, rounds, 40), np.array([3])]
-    _bootstrap.use_avx2(simd)
-    try:
-        medians, reps = stats.paired_medians(values, cols, [counts], [0, 0, 0])
-    finally:
-        _bootstrap.use_avx2(True)
-    monkeypatch.setattr(stats, "_bootstrap", None)
-    want_medians, want = stats.paired_medians(values, cols, [counts], [0, 0, 0])
-    assert medians == want_medians
-    assert np.array_equal(reps, want, equal_nan=True)
+    _, reps = _paired_medians_equal_numpys(values, cols, [counts], [0, 0, 0], stats.KERNEL_THREADS, simd, monkeypatch)
     assert np.isnan(reps[2]).any() and not np.isnan(reps[0]).any()   # replicates that drew none of round 3
 
 
@@ -531,7 +523,7 @@ def test_paired_medians_of_long_series_walked_in_groups_equal_numpys(threads, si
 def test_paired_medians_with_odd_rounds_count_once_and_equal_numpys(threads, simd, monkeypatch):
     """An odd number of rounds (a capture's 25, and 301: a table walked in groups) gives every series
     of one value per round an odd total in every replicate: one middle rank, counted once
-    (c3_round_count_one). Beside them in the same calls, series lacking a round (totals odd and even:
+    (c3_round_counts_pass<T, true>). Beside them in the same calls, series lacking a round (totals odd and even:
     two ranks) and holding one twice (a weight of 2): numpy's replicates, bit for bit."""
     rng = np.random.default_rng(13)
     b = 1030                                  # 16 blocks of 64 and a tail of 6

@@ -614,40 +614,6 @@ cdef extern from *:
        the value's row of `ct` that weights them. */
     #define C3_ROUND_BLOCK 64
 
-    /* c3_round_counts_body where each replicate has one middle rank (lo_rank: the pattern's totals
-       are all odd, as for every series of one value per round of an odd number of rounds): the count
-       short of it is both counts. Half the comparisons, and the block's running weights, counts and
-       ranks (3 x 64 integers) stay in vector registers, where the two counts and two ranks spilled. */
-    template <typename T>
-    C3_BODY void c3_round_count_one(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
-                                    ptrdiff_t b, ptrdiff_t b_end, const T *__restrict rank, T *__restrict n_lo,
-                                    T *__restrict n_hi) {
-        for (; b + C3_ROUND_BLOCK <= b_end; b += C3_ROUND_BLOCK) {
-            T cw[C3_ROUND_BLOCK] = {0}, nl[C3_ROUND_BLOCK] = {0};
-            const T *__restrict at = rank + b;
-            for (ptrdiff_t i = 0; i < n; i++) {
-                const T *__restrict w = ct + c[i] * B + b;
-                T below = 0;
-                for (int k = 0; k < C3_ROUND_BLOCK; k++) {
-                    cw[k] += w[k];
-                    const T short_of = cw[k] < at[k];
-                    nl[k] += short_of;
-                    below |= short_of;
-                }
-                if (!below) break;
-            }
-            for (int k = 0; k < C3_ROUND_BLOCK; k++) n_lo[b + k] = n_hi[b + k] = nl[k];
-        }
-        for (; b < b_end; b++) {
-            T cw = 0, nl = 0;
-            for (ptrdiff_t i = 0; i < n && cw < rank[b]; i++) {
-                cw += ct[c[i] * B + b];
-                nl += cw < rank[b];
-            }
-            n_lo[b] = n_hi[b] = nl;
-        }
-    }
-
     /* For every replicate b: how many of the running weights over the sorted values fall short of
        lo_rank[b] and of hi_rank[b]. A block of C3_ROUND_BLOCK replicates at a time, value by value:
        the lane loop is one contiguous pass that the compiler turns into vector operations (4 or 8
@@ -658,14 +624,10 @@ cdef extern from *:
        this one reads each row's stretch once per block, in order. For series of 25 values and 2000
        replicates this loop alone ran 3-4 times faster in int32 on the development VM, 6-7 times in
        int16, in a standalone C++ benchmark; the whole round_median_rows about 2 times.) */
-    template <typename T>
-    C3_BODY void c3_round_counts_body(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
+    template <typename T, bool ONE_RANK>
+    C3_BODY void c3_round_counts_pass(const T *__restrict ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B,
                                       ptrdiff_t b, ptrdiff_t b_end, const T *__restrict lo_rank,
                                       const T *__restrict hi_rank, T *__restrict n_lo, T *__restrict n_hi) {
-        if (lo_rank == hi_rank) {   /* one rank per replicate (odd totals): one count, which is both */
-            c3_round_count_one<T>(ct, c, n, B, b, b_end, lo_rank, n_lo, n_hi);
-            return;
-        }
         for (; b + C3_ROUND_BLOCK <= b_end; b += C3_ROUND_BLOCK) {
             T cw[C3_ROUND_BLOCK] = {0}, nl[C3_ROUND_BLOCK] = {0}, nh[C3_ROUND_BLOCK] = {0};
             const T *__restrict lo = lo_rank + b, *__restrict hi = hi_rank + b;
@@ -674,14 +636,14 @@ cdef extern from *:
                 T below = 0;
                 for (int k = 0; k < C3_ROUND_BLOCK; k++) {
                     cw[k] += w[k];
-                    nl[k] += cw[k] < lo[k];
+                    if (!ONE_RANK) nl[k] += cw[k] < lo[k];
                     const T short_of_hi = cw[k] < hi[k];
                     nh[k] += short_of_hi;
                     below |= short_of_hi;
                 }
                 if (!below) break;
             }
-            for (int k = 0; k < C3_ROUND_BLOCK; k++) { n_lo[b + k] = nl[k]; n_hi[b + k] = nh[k]; }
+            for (int k = 0; k < C3_ROUND_BLOCK; k++) { n_lo[b + k] = ONE_RANK ? nh[k] : nl[k]; n_hi[b + k] = nh[k]; }
         }
         for (; b < b_end; b++) {
             T cw = 0, nl = 0, nh = 0;
@@ -693,6 +655,18 @@ cdef extern from *:
             n_lo[b] = nl;
             n_hi[b] = nh;
         }
+    }
+    /* Where each replicate has one middle rank (lo_rank is hi_rank: the pattern's totals are all odd,
+       as for every series of one value per round of an odd number of rounds), the count short of it
+       is both counts: half the comparisons, and the block's running weights, counts and rank
+       (3 x 64 integers) stay in vector registers, where the two counts and two ranks spilled. */
+    template <typename T>
+    C3_BODY void c3_round_counts_body(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B, ptrdiff_t b,
+                                      ptrdiff_t b_end, const T *lo_rank, const T *hi_rank, T *n_lo, T *n_hi) {
+        if (lo_rank == hi_rank)
+            c3_round_counts_pass<T, true>(ct, c, n, B, b, b_end, lo_rank, hi_rank, n_lo, n_hi);
+        else
+            c3_round_counts_pass<T, false>(ct, c, n, B, b, b_end, lo_rank, hi_rank, n_lo, n_hi);
     }
     template <typename T>
     static void c3_round_counts_base(const T *ct, const ptrdiff_t *c, ptrdiff_t n, ptrdiff_t B, ptrdiff_t b,

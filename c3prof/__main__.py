@@ -1,3 +1,3 @@
-from c3prof.cli import main
+from c3prof.cli import program
 
-raise SystemExit(main())
+program()

@@ -27,7 +27,7 @@ import sys
 import traceback
 from collections.abc import Mapping
 
-from c3prof import __version__
+from c3prof import __version__, quick_exit
 from c3prof.errors import C3profError
 from c3prof.extras import missing_extra_message
 
@@ -89,13 +89,29 @@ def build_parser(only: str | None = None) -> _Parser:
     return parser
 
 
+def program() -> None:
+    """The ``c3prof`` command (console script, ``python -m c3prof``): main(), then the exit.
+
+    ``report`` ends without freeing the objects it built, object by object (c3prof.quick_exit says
+    why and what stays safe); the other commands exit as usual."""
+    argv = sys.argv[1:]
+    if _chosen(argv) == "report":
+        quick_exit.arm()
+    quick_exit.leave(main(argv))
+
+
+def _chosen(argv: list[str]) -> str | None:
+    """The subcommand named on the command line, if any."""
+    return next((a for a in argv if a in SUBCOMMANDS), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # --debug is accepted anywhere on the line (before or after the subcommand).
     debug = "--debug" in argv or os.environ.get("C3PROF_DEBUG") == "1"
     argv = [a for a in argv if a != "--debug"]
     # Import only the chosen subcommand's module (keeps `report` free of torch and CUDA imports).
-    chosen = next((a for a in argv if a in SUBCOMMANDS), None)
+    chosen = _chosen(argv)
     if chosen == "report":
         # report forks (report -j: the analysis and the strategy summary beside it). A process with
         # threads should not fork (Python 3.12 warns), and numpy's OpenBLAS starts one per CPU when it
@@ -159,4 +175,4 @@ def _quiet_broken_pipe() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    program()

@@ -109,12 +109,27 @@ def test_unfinished_capture_is_noted(tmp_path):
     assert not ds.inputs[0].finished and any("did not finish" in n for n in ds.notes)
 
 
+class _FirstSeen:
+    """The rule of Group.round_id written out plainly: a (sweep, index) not seen before gets the next
+    integer (0, 1, ...), and the id's sweep is remembered; one seen before keeps its id."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, int], int] = {}
+        self.round_sweep: dict[int, str] = {}
+
+    def round_id(self, sweep: str, index: int) -> int:
+        if (sweep, index) not in self.ids:
+            self.ids[(sweep, index)] = len(self.ids)
+            self.round_sweep[len(self.ids) - 1] = sweep
+        return self.ids[(sweep, index)]
+
+
 def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
-    """Group.round_ids (kept per sweep and indices) gives every index the id that calling round_id on
-    each index in turn gives, with the same sweeps; also when scalar calls, new indices and other
-    sweeps come in between, and for repeated indices (answered from what it kept). SYNTHETIC indices."""
+    """Group.round_ids (kept per sweep and indices) and Group.round_id give every index the id of the
+    rule (_FirstSeen), with the same sweeps; also when scalar calls, new indices and other sweeps
+    come in between, and for repeated indices (answered from what it kept). SYNTHETIC indices."""
     rng = np.random.default_rng(4)
-    batched, scalar = Group(key="g", gpu_name="g"), Group(key="g", gpu_name="g")
+    batched, scalar = Group(key="g", gpu_name="g"), _FirstSeen()
     for step in range(60):
         sweep = f"s{int(rng.integers(0, 3))}"
         if step % 7 == 3:   # a scalar call in between
@@ -136,8 +151,8 @@ def test_round_ids_give_the_ids_of_round_id_in_the_same_order():
 def test_round_ids_of_an_array_that_can_change_follow_its_content():
     """Group.round_ids keeps answers by the array itself only for read-only arrays that own their
     numbers: a writeable array (or a view) changed in place after a call gets the ids of its new
-    content, as round_id on each index gives them. SYNTHETIC indices."""
-    batched, scalar = Group(key="g", gpu_name="g"), Group(key="g", gpu_name="g")
+    content, as the rule of round_id (_FirstSeen) gives them. SYNTHETIC indices."""
+    batched, scalar = Group(key="g", gpu_name="g"), _FirstSeen()
     owned = np.array([3, 1, 3, 2], dtype=np.int64)
     base = np.array([7, 8, 9, 7], dtype=np.int64)
     for indices in (owned, base[:3]):

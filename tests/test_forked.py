@@ -204,3 +204,52 @@ def test_in_processes_sends_an_error_it_cannot_pickle_by_name():
 
     with pytest.raises(RuntimeError, match="Unpicklable: no way back"):
         forked.in_processes(8, 2, _failing(fail), lambda r: r, lambda p: p, _start)
+
+
+def test_work_of_its_own_first_leaves_the_rows_to_the_child(monkeypatch):
+    """_StrategiesBeside.result(first): ``first`` runs in this process before it takes any row, and
+    the child goes on taking rows meanwhile (here: ``first`` waits until the child has claimed them all)."""
+    from c3prof.analysis import speedup
+    from c3prof.report import build
+
+    monkeypatch.setattr(speedup, "AUTO_MIN_RUNS", 1)
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    summary = build._StrategiesBeside([lambda at=at: {"at": at, "pid": os.getpid()} for at in range(6)],
+                                      speedup.AUTO, 100)
+    ran = []
+
+    def first() -> None:
+        ends = summary._claims._ends
+        deadline = time.monotonic() + 30
+        while ends[0] < ends[1] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ran.append(os.getpid())
+
+    rows = summary.result(first)
+    assert ran == [os.getpid()] and [r["at"] for r in rows] == list(range(6))
+    assert all(r["pid"] != os.getpid() for r in rows)
+
+
+def test_report_hands_each_groups_final_rows_while_the_summary_is_computed(monkeypatch):
+    """build_report(while_waiting=...): called once per group, with the result rows of the groups so
+    far, which nothing changes afterwards (json_out.ResultRowsJSON encodes them then); the report is
+    the one built without it."""
+    import copy
+
+    from c3prof.analysis import speedup
+    from c3prof.analysis.dataset import load
+    from c3prof.report import build
+
+    monkeypatch.setattr(speedup, "AUTO_MIN_RUNS", 1)
+    monkeypatch.setattr(forked, "available_cpus", lambda: 2)
+    traces = [str(SMOKE), str(SMOKE.with_name("h200_default_1.jsonl"))]
+    seen: list = []
+    report = build.build_report(load(traces, split_by="trace"), build.ReportSettings(),
+                                lambda rep: seen.append(copy.deepcopy(rep["results"])))
+    plain = build.build_report(load(traces, split_by="trace"), build.ReportSettings())
+    groups = [r["platform"] for r in plain["machine"]]
+    assert len(seen) == len(groups) == 2
+    for upto, rows in enumerate(seen, 1):
+        assert rows == report["results"][:len(rows)] and {r["platform"] for r in rows} == set(groups[:upto])
+    assert seen[-1] == report["results"]
+    assert json.dumps(report, sort_keys=True) == json.dumps(plain, sort_keys=True)

@@ -88,3 +88,70 @@ def test_stdout_gets_the_same_json(capsysbinary):
     report = _large()
     json_out.write_json(report, "-")
     assert json.loads(capsysbinary.readouterr().out) == json.loads(json_out.dumps(report))
+
+
+def _prepared(report: dict, steps: list[int] | None = None) -> json_out.ResultRowsJSON:
+    """A ResultRowsJSON that prepared ``report``'s rows, as build_report hands them over: once, or
+    (``steps``) once per group, with the rows the groups so far have appended."""
+    prepared = json_out.ResultRowsJSON()
+    rows = report["results"]
+    if steps is None:
+        prepared.prepare(report)
+        return prepared
+    full = list(rows)
+    rows.clear()
+    for upto in steps:
+        rows.extend(full[len(rows):upto])
+        prepared.prepare(report)
+    assert rows == full
+    return prepared
+
+
+@pytest.mark.parametrize("steps", [None, [4000], [5, 2500, 2500, 4000]])
+def test_rows_encoded_ahead_give_the_same_bytes(steps, tmp_path):
+    """The result rows encoded ahead (once, or per group as rows are appended) and put in place by
+    write_json: the very bytes of the report encoded at once, to a file and to stdout."""
+    report = _large({"numpy_float": np.float64(0.1), "int_keys": {1: "a"}})
+    report["results"] += [dict(r, run=f"x{i}") for i, r in enumerate(report["results"][:1999])]   # 4000 rows
+    whole = json_out.fast_encode(report)
+    prepared = _prepared(report, steps)
+    assert prepared.fragment(report) is not None   # every row encoded ahead: used
+    json_out.write_json(report, str(tmp_path / "r.json"), prepared)
+    assert (tmp_path / "r.json").read_bytes() == whole
+    assert json_out.fast_encode(report, prepared) == whole
+
+
+def test_rows_changed_after_prepare_are_encoded_again():
+    """Rows appended after the last prepare, or another list of rows: write_json encodes the rows
+    itself (the encoded ones are not used)."""
+    report = _large()
+    prepared = _prepared(report)
+    report["results"].append({"run": "late", "fraction_of_ideal": 0.5})
+    assert prepared.fragment(report) is None
+    assert json_out.fast_encode(report, prepared) == json_out.fast_encode(report)
+    other = dict(report, results=list(report["results"]))
+    assert prepared.fragment(other) is None
+
+
+@pytest.mark.parametrize("bad, where", [(math.nan, "['results'][1500]['fraction_of_ideal']"),
+                                        (2**70, None)])
+def test_rows_with_nan_or_what_orjson_refuses_are_left_to_write_json(bad, where, tmp_path):
+    """A NaN in a row: write_json still refuses the report and names where (the encoded rows are
+    not used); a value orjson refuses: the json module writes the report, as without prepare."""
+    report = _large()
+    report["results"][1500]["fraction_of_ideal"] = bad
+    prepared = _prepared(report)
+    assert prepared.fragment(report) is None
+    if where is not None:
+        with pytest.raises(ValueError, match="not JSON compliant") as caught:
+            json_out.write_json(report, str(tmp_path / "r.json"), prepared)
+        assert str(caught.value).endswith(where)
+    else:
+        json_out.write_json(report, str(tmp_path / "r.json"), prepared)
+        assert (tmp_path / "r.json").read_text() == json_out.dumps(report)
+
+
+def test_small_reports_are_not_encoded_ahead():
+    small = {"results": [{"x": 1.5}]}
+    prepared = _prepared(small)
+    assert prepared.fragment(small) is None and json_out.fast_encode(small, prepared) is None

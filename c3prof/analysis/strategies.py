@@ -263,13 +263,20 @@ def summary_rows(group: Group, metrics: list[RunMetrics], boot: BootstrapSetting
     joint_repeat_intervals. Each row draws from a generator keyed by its own names, so rows may be
     computed in any order and in any process: the same numbers (the report shares them between two)."""
     rows: list[Callable[[], dict]] = []
+    # One pass over the metrics (a large report's 10,000 runs, before the summary's child is forked).
+    by_strategy: dict[str, list[RunMetrics]] = {}
+    for m in metrics:
+        by_strategy.setdefault(m.run.strategy, []).append(m)
     for strategy in strategy_order(group):
-        ms = [m for m in metrics if m.run.strategy == strategy]
+        ms = by_strategy.get(strategy)
         if not ms:
             continue
-        variants = [v for v in group.variant_order[strategy] if any(m.run.variant == v for m in ms)]
+        runs_of: dict[str, list[RunMetrics]] = {}
+        for m in ms:
+            runs_of.setdefault(m.run.variant, []).append(m)
+        variants = [v for v in group.variant_order[strategy] if v in runs_of]
         default = group.variant_order[strategy][0]
-        by_variant = {v: [m for m in ms if m.run.variant == v] for v in variants}
+        by_variant = {v: runs_of[v] for v in variants}
         default_runs = by_variant.get(default, [])
         excl = [] if default_runs else [{"scenario": None, "variant": default,
                                          "reason": "the default variant has no complete run"}]

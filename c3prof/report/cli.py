@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from c3prof import quick_exit
 from c3prof.analysis.dataset import SPLIT_MODES, expand_paths, load
 from c3prof.analysis.falsification import DEFAULT_MIN_OVERLAP, DEFAULT_TOLERANCE, FalsificationSettings
 from c3prof.analysis.speedup import AUTO, AUTO_MIN_RUNS, BootstrapSettings
@@ -187,26 +188,39 @@ def _analysing(dataset, n_resamples: int) -> str:
     return f"analysing {runs:,} runs of {scenarios:,} scenarios ({n_resamples:,} resamples)"
 
 
-def _write_outputs(args, outputs: list[Output], report, dataset, figures) -> list[str]:
+def _rows_json(args, outputs: list[Output]):
+    """Where the JSON report is asked for (--json): a json_out.ResultRowsJSON to encode its result
+    rows while the strategy summary's child computes (build_report's while_waiting); else None."""
+    if args.json != "-" and not any(o.flag == "--json" for o in outputs):
+        return None
+    from c3prof.report.json_out import ResultRowsJSON
+
+    return ResultRowsJSON()
+
+
+def _write_outputs(args, outputs: list[Output], report, dataset, figures, rows_json=None) -> list[str]:
     """Write every output (outer directories before what is nested in them); returns what was written.
-    ``figures`` is the FigurePool started for --figures (None without)."""
+    ``figures`` is the FigurePool started for --figures (None without); ``rows_json`` the result
+    rows encoded already (_rows_json)."""
     written: list[str] = []
     if args.json == "-":
         from c3prof.report.json_out import write_json
 
-        write_json(report, "-")
+        write_json(report, "-", rows_json)
     for out in in_write_order(outputs):
         if out.flag == "--figures":
             written += _write_figures(args, out, report, dataset, figures)
+        elif out.flag == "--json":
+            written += _write_json(out, report, rows_json)
         else:
             written += _WRITERS[out.flag](args, out, report, dataset)
     return written
 
 
-def _write_json(args, out, report, dataset) -> list[str]:
+def _write_json(out, report, rows_json) -> list[str]:
     from c3prof.report.json_out import write_json
 
-    write_json(report, str(out.path))
+    write_json(report, str(out.path), rows_json)
     return [str(out.path)]
 
 
@@ -234,7 +248,7 @@ def _write_perfetto(args, out, report, dataset) -> list[str]:
     return [str(out.path)]
 
 
-_WRITERS = {"--json": _write_json, "--csv": _write_csv, "--perfetto": _write_perfetto}
+_WRITERS = {"--csv": _write_csv, "--perfetto": _write_perfetto}   # --json and --figures: _write_outputs
 # Each output as the stage line names it.
 _WHAT = {"--json": "JSON", "--csv": "CSV tables", "--figures": "figures", "--perfetto": "Perfetto trace"}
 
@@ -260,6 +274,7 @@ def _run(args, settings, files, outputs: list[Output], figures) -> int:
     # objects (every run's estimates and result row) and no reference cycle, so its repeated passes
     # free nothing and cost about a fifth of a 10^6-sample report. Paused until _report's dataset and
     # report are freed, when it returns: enabled while they lived, its first pass would walk them all.
+    # (The c3prof command keeps them until it exits, with the collector off: quick_exit.py.)
     with gc_paused():
         return _report(args, settings, files, outputs, figures)
 
@@ -272,17 +287,19 @@ def _report(args, settings, files, outputs: list[Output], figures) -> int:
         stage.show(lambda: f"reading {len(files)} trace(s), {_megabytes(files):.1f} MB")
         dataset = _load(files, args.split_by, settings.jobs)
         stage.show(lambda: _analysing(dataset, settings.boot.n_resamples))
-        report = build_report(dataset, settings)
+        rows_json = _rows_json(args, outputs)
+        report = build_report(dataset, settings, None if rows_json is None else rows_json.prepare)
         writing = ["JSON"] * (args.json == "-") + [_WHAT[o.flag] for o in in_write_order(outputs)]
         if writing:
             stage.show(f"writing {', '.join(writing)}")
-        written = _write_outputs(args, outputs, report, dataset, figures)
+        written = _write_outputs(args, outputs, report, dataset, figures, rows_json)
     to_stdout = args.json == "-"
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render
 
         render(report, wide=args.wide)
     print_written("report", written, to_stderr=to_stdout)
+    quick_exit.hold(dataset, report)   # the c3prof command exits without freeing them (quick_exit.py)
     if args.strict and report["alerts"]:
         print(f"c3prof report: {len(report['alerts'])} alert(s) (--strict)", file=sys.stderr)
         return 1

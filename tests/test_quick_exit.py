@@ -1,0 +1,105 @@
+"""The ``c3prof`` command's exit (c3prof/quick_exit.py): ``report`` ends without freeing what it
+built, and nothing written is lost. Each case runs a fresh interpreter: the command as users run it
+(``python -m c3prof``, the console script's ``program()``) against ``c3prof.cli.main`` with the
+interpreter's normal exit, on a recorded H200 capture (tests/data)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from c3prof import quick_exit
+
+TRACE = str(Path(__file__).parent / "data" / "h200_default_1.jsonl")
+# main() with the interpreter's normal exit: what the command did before quick_exit.
+NORMAL_EXIT = "import sys; from c3prof.cli import main; raise SystemExit(main(sys.argv[1:]))"
+
+
+def _run(args: list[str], quick: bool) -> subprocess.CompletedProcess:
+    launch = ["-m", "c3prof"] if quick else ["-c", NORMAL_EXIT]
+    return subprocess.run([sys.executable, *launch, *args], capture_output=True, timeout=300)
+
+
+def test_report_writes_the_same_outputs_and_status_as_a_normal_exit(tmp_path):
+    """The table on stdout (a pipe: block-buffered until the exit flushes it), the JSON file and the
+    exit status are those of main() with the interpreter's normal exit; so are a bad input's."""
+    outs = {}
+    for quick in (True, False):
+        out = tmp_path / f"r_{quick}.json"
+        done = _run(["report", TRACE, "--json", str(out)], quick)
+        assert done.returncode == 0, done.stderr.decode()
+        outs[quick] = (done.stdout.replace(str(out).encode(), b"OUT"), out.read_bytes())
+        bad = _run(["report", str(tmp_path / "missing.jsonl")], quick)
+        assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1 and b"Traceback" not in bad.stderr
+    assert b"fraction" in outs[True][0] and outs[True] == outs[False]
+
+
+def test_report_json_to_stdout_arrives_whole(tmp_path):
+    piped = _run(["report", TRACE, "--json", "-", "-q"], True)
+    _run(["report", TRACE, "--json", str(tmp_path / "r.json"), "-q"], True)
+    assert piped.returncode == 0 and piped.stdout == (tmp_path / "r.json").read_bytes()
+
+
+CLOSED_READER = """
+import sys
+from c3prof import quick_exit
+
+quick_exit.arm()
+sys.stdout = open(sys.stdout.fileno(), "w", closefd=False)   # block-buffered (whatever PYTHONUNBUFFERED says)
+print("still buffered")   # written only when leave() flushes
+sys.stdin.readline()      # the test closes the reading end first
+quick_exit.leave(0)
+"""
+
+
+def test_a_reader_that_went_away_ends_it_quietly():
+    """stdout's reader gone before the flush at the exit (`| head`): exit status 141 (a closed pipe,
+    as c3prof.cli reports it), no traceback."""
+    proc = subprocess.Popen([sys.executable, "-c", CLOSED_READER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    proc.stdin.write(b"go\n")
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 141 and proc.stderr.read() == b""
+
+
+ARMED = """
+import atexit, sys
+from c3prof import quick_exit
+
+class Kept:
+    def __del__(self):
+        print("freed")
+
+quick_exit.arm()
+quick_exit.hold(Kept())
+atexit.register(lambda: print("atexit ran"))
+sys.stdout = open(sys.stdout.fileno(), "w", closefd=False)   # block-buffered (whatever PYTHONUNBUFFERED says)
+print("buffered", end=" ")
+quick_exit.leave(3)
+"""
+
+
+def test_leave_runs_atexit_and_flushes_but_frees_nothing_held():
+    done = subprocess.run([sys.executable, "-c", ARMED], capture_output=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stdout == b"buffered atexit ran\n"   # what was held was never freed ("freed" not printed)
+
+
+def test_other_commands_exit_as_usual():
+    """Only report arms it: `c3prof suites` exits through the interpreter (its objects are freed)."""
+    probe = ("import atexit, sys; from c3prof import cli, quick_exit; sys.argv = ['c3prof', 'suites'];"
+             "atexit.register(lambda: print('armed', quick_exit.armed())); cli.program()")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.endswith(b"armed False\n")
+
+
+def test_not_armed_it_is_a_normal_exit():
+    assert not quick_exit.armed()
+    quick_exit.hold(object())   # not kept: nothing armed it
+    assert quick_exit._held == []
+    with pytest.raises(SystemExit) as caught:
+        quick_exit.leave(4)
+    assert caught.value.code == 4

@@ -37,7 +37,9 @@ MIN_BYTES = 4 << 20
 # The share of the bytes this process reads: more than half, because the child's part must still
 # cross back and be assembled after it. On the dev VM the 10^6-sample trace read in 0.57 s with
 # 0.50, 0.55 s with 0.55 and 0.57-0.59 s with 0.60 (one process: 0.72 s): within the noise of each
-# other. 0.60 is what every device measurement ran with (benchmarks/results/device_logs/session19).
+# other. 0.60 is what every device measurement ran with (benchmarks/results/device_logs/session19);
+# on a device host's 2 pinned cores the three shares read it in 0.711-0.732 s (median of 12 fresh
+# processes each, alternating; device_logs/session24/call_3/share.txt), again within the noise.
 FIRST_SHARE = 0.6
 
 # (line number, record) of each record read; the lines read when done (trace.iter_records).

@@ -11,8 +11,9 @@ extracted with ``git archive``, run by the same interpreter, with its compiled r
 bootstrap kernels, the JSON finite check, the reader's scan) built in place when Cython is installed,
 as ``pip install -e`` builds them; without Cython it runs the numpy code, and says so),
 ``--baseline-python PY`` the c3prof installed for another interpreter.
-The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike; the
-load average is printed before and after each run and saved with ``--json PATH``.
+The two alternate run by run (``--repeat`` each), so a busy shared machine slows both alike, and
+a "pairs" line compares them run by run (paired_differences); the load average is printed before
+and after each run and saved with ``--json PATH``.
 
 Every candidate's package is byte-compiled first (``compileall``), as an installed package is by
 ``pip install``: a host that sets PYTHONDONTWRITEBYTECODE=1 (the device machine does) would otherwise
@@ -278,7 +279,26 @@ def side_by_side(whos: list[Candidate], trace: Path, tmp: Path, repeat: int, fig
         runs = " ".join(f"{x:.2f}" for x, _ in walls[w.label])
         print(f"  {w.label:24s} {what} {medians[w.label]:6.2f} s wall (runs {runs}), {cpu:6.2f} s CPU;  "
               f"peak RSS {rss[w.label]:5.0f} MiB")
+    first = whos[0].label
+    for w in whos[1:]:
+        pairs = paired_differences([x for x, _ in walls[first]], [x for x, _ in walls[w.label]])
+        PAIRS[f"{trace.name}: {w.label} - {first}"] = pairs
+        print(f"  pairs: {w.label} - {first}, each run of {first} with the {w.label} run after it: median "
+              f"{pairs['median_s']:+.2f} s (range {pairs['least_s']:+.2f} to {pairs['most_s']:+.2f}); "
+              f"{first} faster in {pairs['first_faster']} of {pairs['n']}")
     return medians
+
+
+def paired_differences(first: list[float], second: list[float]) -> dict:
+    """Run k of the second candidate minus run k of the first (they alternate, so each pair ran
+    seconds apart, on the same state of a shared machine): the median difference, its range, and
+    in how many pairs the first was faster. Steadier than the difference of the two medians where
+    the machine's speed drifts from run to run (device hosts: the same report 3.3-4.5 s)."""
+    if len(first) != len(second) or not first:
+        raise ValueError("paired_differences: one run of each candidate per round")
+    diffs = [b - a for a, b in zip(first, second)]
+    return {"n": len(diffs), "median_s": statistics.median(diffs), "least_s": min(diffs), "most_s": max(diffs),
+            "first_faster": sum(d > 0 for d in diffs)}
 
 
 def _use_bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> None:
@@ -294,6 +314,8 @@ def _use_bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> None:
 BYTECODE: dict[str, int] = {}
 # Every timed run (for --json).
 RUNS_LOG: list[dict] = []
+# Per trace timed, each other candidate against the first, pair by pair (paired_differences; for --json).
+PAIRS: dict[str, dict] = {}
 # The CPUs every timed report runs on (--cpus; empty: wherever the system puts it).
 CPUS: set[int] = set()
 
@@ -390,7 +412,7 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
         "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
         "baseline_tree": str(args.baseline_tree or ""),
         "cpus": os.cpu_count(), "python": sys.version.split()[0], "baseline": args.baseline,
-        "medians": medians, "runs": RUNS_LOG}, indent=1) + "\n")
+        "medians": medians, "pairs": PAIRS, "runs": RUNS_LOG}, indent=1) + "\n")
     print(f"wrote {args.json}")
 
 

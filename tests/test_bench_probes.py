@@ -78,3 +78,34 @@ def test_bench_report_writes_a_trace_and_refuses_to_overwrite_one(small_trace, t
     proc = subprocess.run(args[:-1] + [str(small_trace)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "already exists" in proc.stderr and "Traceback" not in proc.stderr
     assert small_trace.read_bytes() == before
+
+
+def test_paired_differences_compare_run_by_run():
+    """bench_report's pairs: run k of the second candidate minus run k of the first. A machine whose
+    speed drifts moves both runs of a pair alike, so the pairs show a steady difference that the
+    two medians blur (SYNTHETIC timings)."""
+    drift = [3.0, 4.0, 3.2, 4.5, 3.5]
+    first = list(drift)
+    second = [d + 0.2 for d in drift]
+    second[2] -= 0.5   # one pair where the second was faster
+    pairs = bench_report.paired_differences(first, second)
+    assert pairs["n"] == 5 and pairs["first_faster"] == 4
+    assert pairs["median_s"] == pytest.approx(0.2) and pairs["least_s"] == pytest.approx(-0.3)
+    assert pairs["most_s"] == pytest.approx(0.2)
+    with pytest.raises(ValueError):
+        bench_report.paired_differences([1.0], [1.0, 2.0])
+
+
+def test_bench_report_prints_and_saves_the_pairs(small_trace, tmp_path):
+    """Two candidates timed side by side (this tree twice, as worktree and as a baseline tree): the
+    pairs line and the JSON's ``pairs``."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_report.py"), "--samples", "2000",
+                           "--scenarios", "5", "--rounds", "--repeat", "2", "--no-compile",
+                           "--baseline-tree", str(ROOT), "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "pairs: tree " in done.stdout and " faster in " in done.stdout
+    saved = json.loads(out.read_text())["pairs"]
+    (key, pairs), = saved.items()
+    assert key.endswith(" - worktree") and pairs["n"] == 2 and 0 <= pairs["first_faster"] <= 2

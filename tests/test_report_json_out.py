@@ -110,7 +110,7 @@ def _prepared(report: dict, steps: list[int] | None = None) -> json_out.ResultRo
 @pytest.mark.parametrize("steps", [None, [4000], [5, 2500, 2500, 4000]])
 def test_rows_encoded_ahead_give_the_same_bytes(steps, tmp_path):
     """The result rows encoded ahead (once, or per group as rows are appended) and put in place by
-    write_json: the very bytes of the report encoded at once, to a file and to stdout."""
+    write_json: the very bytes of the report encoded at once (written to a file, and fast_encode's)."""
     report = _large({"numpy_float": np.float64(0.1), "int_keys": {1: "a"}})
     report["results"] += [dict(r, run=f"x{i}") for i, r in enumerate(report["results"][:1999])]   # 4000 rows
     whole = json_out.fast_encode(report)

@@ -109,3 +109,26 @@ def test_bench_report_prints_and_saves_the_pairs(small_trace, tmp_path):
     saved = json.loads(out.read_text())["pairs"]
     (key, pairs), = saved.items()
     assert key.endswith(" - worktree") and pairs["n"] == 2 and 0 <= pairs["first_faster"] <= 2
+
+
+def test_cpu_timeline_sees_a_forked_child_and_the_stretch_it_left_one_core_alone(tmp_path):
+    """benchmarks/cpu_timeline.py on a command that spins alone for a while, then forks a child that
+    spins beside it: the children's CPU shows up, and the stretch before the fork is reported as one
+    core alone. Exit status passed through."""
+    spin = ("import os, sys, time\n"
+            "def spin(s):\n"
+            "    end = time.perf_counter() + s\n"
+            "    while time.perf_counter() < end: pass\n"
+            "spin(0.5)\n"
+            "if os.fork() == 0:\n"
+            "    spin(0.5); os._exit(0)\n"
+            "spin(0.5); os.wait(); sys.exit(3)\n")
+    out = tmp_path / "timeline.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_timeline.py"), "--json", str(out), "--",
+                           sys.executable, "-c", spin], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    saved = json.loads(out.read_text())
+    assert saved["exit_status"] == 3 and saved["samples"][-1][2] > 0.25   # the child's CPU seconds
+    first_alone = saved["alone"][0]
+    assert first_alone[0] < 0.15 and 0.35 < first_alone[1] < 0.9   # alone until about the fork (0.5 s)
+    assert "one core alone" in done.stderr

@@ -9,11 +9,16 @@ c3prof``) arms this for ``report``, which then hands its dataset and report here
 of freeing them, and ``leave`` ends the process once the command has returned.
 
 Nothing written is lost: every output file is written, closed and renamed (c3prof.outputs) before the
-command returns; ``leave`` runs the atexit handlers (multiprocessing's, which end any forked child
-still alive) and flushes stdout and stderr first. The cyclic garbage collector stays off until the
-end (``arm``): re-enabled while the objects are held, its next pass would walk all of them, the same
-0.2 s. Callers of ``c3prof.cli.main`` in-process (tests, scripts) never arm it: for them the objects
-are freed when the command returns, as before.
+command returns; ``leave`` first does what the interpreter's exit does before it frees anything, in
+its order: the threads' shutdown (``threading._shutdown``: it joins the threads that are not
+daemons and runs concurrent.futures' exit, which tells a process pool's workers to stop), then the
+atexit handlers (multiprocessing's, which end or join the forked children still alive), then a flush
+of stdout and stderr. Skipping the first let multiprocessing wait forever for a figure worker that
+a failed report had cancelled (``report --figures`` with a bad ``--timeline-run``). A command that
+fails exits as usual: only a report that succeeded (status 0) ends this way. The cyclic garbage
+collector stays off until the end (``arm``): re-enabled while the objects are held, its next pass
+would walk all of them, the same 0.2 s. Callers of ``c3prof.cli.main`` in-process (tests, scripts)
+never arm it: for them the objects are freed when the command returns, as before.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import atexit
 import gc
 import os
 import sys
+import threading
 from typing import NoReturn
 
 _held: list[object] = []
@@ -46,16 +52,19 @@ def hold(*objects: object) -> None:
 
 
 def leave(status: int) -> NoReturn:
-    """End the process with ``status``: armed, after the atexit handlers and flushing stdout and
-    stderr, without freeing anything; otherwise through the interpreter's normal exit."""
-    if not _armed:
+    """End the process with ``status``: armed and 0, after the threads' shutdown, the atexit handlers
+    and a flush of stdout and stderr, without freeing anything; otherwise through the interpreter's
+    normal exit."""
+    if not _armed or status != 0:
         raise SystemExit(status)
-    atexit._run_exitfuncs()   # what the interpreter's exit would run first (multiprocessing's cleanup)
+    # What the interpreter's exit runs before it frees anything, in its order (Py_FinalizeEx).
+    threading._shutdown()     # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BrokenPipeError:
-            status = status or 141   # the reader went away: as c3prof.cli reports it
+            status = 141   # the reader went away: as c3prof.cli reports it
         except (OSError, ValueError):
-            status = status or 120   # what the interpreter's exit reports when it cannot flush stdout
+            status = 120   # what the interpreter's exit reports when it cannot flush stdout
     os._exit(status)

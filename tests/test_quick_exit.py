@@ -78,14 +78,55 @@ quick_exit.hold(Kept())
 atexit.register(lambda: print("atexit ran"))
 sys.stdout = open(sys.stdout.fileno(), "w", closefd=False)   # block-buffered (whatever PYTHONUNBUFFERED says)
 print("buffered", end=" ")
-quick_exit.leave(3)
+quick_exit.leave(0)
 """
 
 
 def test_leave_runs_atexit_and_flushes_but_frees_nothing_held():
     done = subprocess.run([sys.executable, "-c", ARMED], capture_output=True, timeout=60)
-    assert done.returncode == 3
+    assert done.returncode == 0
     assert done.stdout == b"buffered atexit ran\n"   # what was held was never freed ("freed" not printed)
+
+
+THREAD_STILL_RUNNING = """
+import sys, threading, time
+from c3prof import quick_exit
+
+def finish():
+    time.sleep(0.5)
+    print("thread done")
+
+quick_exit.arm()
+sys.stdout = open(sys.stdout.fileno(), "w", closefd=False)   # block-buffered (whatever PYTHONUNBUFFERED says)
+threading.Thread(target=finish).start()   # not a daemon: the interpreter's exit waits for it
+quick_exit.leave(0)
+"""
+
+
+def test_leave_waits_for_threads_as_the_interpreter_does():
+    """leave() shuts the threads down before the atexit handlers, as the interpreter's exit does:
+    a thread that is not a daemon finishes (concurrent.futures tells its process pools to stop
+    there, before multiprocessing joins their workers at exit)."""
+    done = subprocess.run([sys.executable, "-c", THREAD_STILL_RUNNING], capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == b"thread done\n", done.stderr.decode()
+
+
+def test_a_failed_report_with_its_figure_worker_starting_ends(tmp_path):
+    """`report --figures` that fails after its figure worker started (a bad --timeline-run) cancels
+    the worker and exits with status 2. The first version of quick_exit joined that worker forever
+    (multiprocessing's exit handler ran before concurrent.futures had told it to stop)."""
+    done = subprocess.run([sys.executable, "-m", "c3prof", "report", str(Path(TRACE).with_name("synthetic_small.jsonl")),
+                           "--figures", str(tmp_path / "f"), "--timeline-run", "no/such/run"],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 2 and b"--timeline-run" in done.stderr
+
+
+def test_a_failed_command_exits_as_usual(monkeypatch):
+    """Armed, a non-zero status (an error) takes the interpreter's normal exit."""
+    monkeypatch.setattr(quick_exit, "_armed", True)
+    with pytest.raises(SystemExit) as caught:
+        quick_exit.leave(2)
+    assert caught.value.code == 2
 
 
 def test_other_commands_exit_as_usual():

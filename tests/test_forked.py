@@ -231,7 +231,7 @@ def test_work_of_its_own_first_leaves_the_rows_to_the_child(monkeypatch):
 
 
 def test_report_hands_each_groups_final_rows_while_the_summary_is_computed(monkeypatch):
-    """build_report(while_waiting=...): called once per group, with the result rows of the groups so
+    """build_report(on_rows_final=...): called once per group, with the result rows of the groups so
     far, which nothing changes afterwards (json_out.ResultRowsJSON encodes them then); the report is
     the one built without it."""
     import copy

@@ -223,8 +223,8 @@ class _StrategiesBeside:
 
 
 def build_report(dataset: Dataset, settings: ReportSettings | None = None,
-                 while_waiting: Callable[[dict], None] | None = None) -> dict:
-    """The report of ``dataset``. ``while_waiting(report)``: called in each group once the report's
+                 on_rows_final: Callable[[dict], None] | None = None) -> dict:
+    """The report of ``dataset``. ``on_rows_final(report)``: called in each group once the report's
     result rows so far are final (nothing changes them after), while the strategy summary's child
     computes its rows (an output may prepare the result rows then: json_out.ResultRowsJSON); the
     child takes more of the summary's rows meanwhile, so the two processes still finish together."""
@@ -265,7 +265,7 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None,
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot, differences))
         dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence,
                                           differences)
-        strategy_rows = summary.result(None if while_waiting is None else lambda: while_waiting(report))
+        strategy_rows = summary.result(None if on_rows_final is None else lambda: on_rows_final(report))
         joint_repeat_intervals(strategy_rows, settings.boot.confidence)
         report["strategies"].extend(strategy_rows)
         if dose["arms"]:

@@ -190,7 +190,7 @@ def _analysing(dataset, n_resamples: int) -> str:
 
 def _rows_json(args, outputs: list[Output]):
     """Where the JSON report is asked for (--json): a json_out.ResultRowsJSON to encode its result
-    rows while the strategy summary's child computes (build_report's while_waiting); else None."""
+    rows while the strategy summary's child computes (build_report's on_rows_final); else None."""
     if args.json != "-" and not any(o.flag == "--json" for o in outputs):
         return None
     from c3prof.report.json_out import ResultRowsJSON

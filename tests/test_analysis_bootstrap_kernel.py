@@ -496,6 +496,27 @@ def test_paired_medians_in_int16_and_int32_equal_numpy(weight, simd, monkeypatch
     assert np.isnan(reps[2]).any() and not np.isnan(reps[0]).any()   # replicates that drew none of round 3
 
 
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("most", [127, 128])
+def test_paired_medians_in_int8_up_to_its_bound_equal_numpy(most, simd, monkeypatch):
+    """The kernel counts in int8 while its bound stays below 2^7 (a capture's series of up to 127
+    rounds): a replicate that draws round 0 ``most`` times has running weights up to ``most``; 127
+    is int8's largest, 128 would wrap (int16 then). Series of a value per round (one middle rank
+    where the total is odd) and series lacking rounds (replicates that drew none of them: NaN)."""
+    rng = np.random.default_rng(5)
+    rounds, b = 9, 130                       # 130 replicates: two blocks of 64 and a tail of 2
+    counts = stats.draw_round_counts(rounds, b, rng)
+    counts[0, :] = 0
+    counts[0, 0] = most                      # the largest row sum
+    counts[129, :] = 0
+    counts[129, 3] = most - 1
+    values = [np.round(rng.normal(size=rounds), 1) for _ in range(3)] + [np.array([2.0, 1.0])]
+    cols = [np.arange(rounds)] * 3 + [np.array([3, 5])]
+    _, reps = _paired_medians_equal_numpys(values, cols, [counts], [0, 0, 0, 0], stats.KERNEL_THREADS, simd,
+                                           monkeypatch)
+    assert np.isnan(reps[3]).any() and reps[0][0] == values[0][0]   # replicate 0 is round 0 alone
+
+
 @pytest.mark.parametrize("threads, simd", [(1, True), (3, True), (1, False)])
 def test_paired_medians_of_long_series_walked_in_groups_equal_numpys(threads, simd, monkeypatch):
     """Draws whose tables outgrow L2 (rounds x replicates x 2 bytes past 512 KB) are walked by

@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from report_helpers import SYNTHETIC, med
+from report_helpers import DATA, SYNTHETIC, med
 
 from c3prof.analysis.dataset import Group, MergedRun, load
 from c3prof.analysis.speedup import (BootstrapSettings, SeriesBank, analyze_group, fraction_of_ideal,
@@ -89,6 +89,31 @@ def test_overlap_fraction_by_hand(synthetic):
     for gs, gd, cs, cd in zip(s["gemm_start_ms"], s["gemm_ms"], s["comm_start_ms"], s["comm_ms"]):
         shares.append(max(0.0, min(gs + gd, cs + cd) - max(gs, cs)) / gd)
     assert ms[rid].overlap.value == pytest.approx(statistics.median(shares), rel=1e-12)
+
+
+def test_overlap_series_of_many_runs_are_each_runs_own():
+    """The overlap shares computed over a batch of runs at once are each run's own, run by run (the
+    formula written out), bit for bit: runs of different lengths, a run lacking an input (None) and
+    one whose inputs differ in length (numpy broadcasts its one start, as before)."""
+    from c3prof.analysis.speedup import _overlap_series, _overlap_series_of
+
+    rng = np.random.default_rng(4)
+    runs = []
+    for n in (5, 1, 25, 3, 7):
+        run = make_run(*(rng.lognormal(0, 0.1, n) for _ in range(4)), name=f"s{n}")
+        run.phases["concurrent"].update(gemm_start_ms=rng.random(n) * 0.1, comm_start_ms=rng.random(n) * 0.3)
+        runs.append(run)
+    del runs[3].phases["concurrent"]["comm_start_ms"]
+    runs[4].phases["concurrent"]["gemm_start_ms"] = np.array([0.05])
+    got = _overlap_series_of(runs)
+    assert got[3] is None and _overlap_series(runs[3]) is None
+    for run, shares in zip(runs, got):
+        if shares is None:
+            continue
+        c = run.phases["concurrent"]
+        gs, gd, cs, cd = (c[k] for k in ("gemm_start_ms", "gemm_ms", "comm_start_ms", "comm_ms"))
+        want = np.clip(np.minimum(gs + gd, cs + cd) - np.maximum(gs, cs), 0.0, None) / gd
+        assert shares.shape == want.shape and np.array_equal(shares, want)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -225,3 +250,39 @@ def test_report_does_not_import_numpy_ma():
              "print('numpy.ma' in sys.modules, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("names", [["h200_default_pair_a.jsonl"], ["h200_default_visits.jsonl"], ["h200_smoke.jsonl"],
+                                   ["h200x2_llama70b.rank0.jsonl", "h200x2_llama70b.rank1.jsonl"],
+                                   ["synthetic_small.jsonl"]])
+def test_plain_estimates_are_the_general_paths(names, monkeypatch):
+    """run_metrics' one-function path (speedup._plain_estimates: every series there with enough
+    repetitions, intervals from the kernel's rows) gives what estimate() per formula gives: every
+    estimate's value, interval, reason and kept replicates, and every other field, run by run, on
+    recorded traces (paired by round, two visits, a smoke run with too few repetitions, two ranks)
+    and the synthetic one (unpaired)."""
+    from c3prof.analysis import speedup
+    from c3prof.analysis.stats import row_intervals_apply
+
+    settings = BootstrapSettings()
+    if not row_intervals_apply(settings.n_resamples, settings.confidence):
+        pytest.skip("the compiled kernel is not built: the plain path is not taken")
+    group = load([str(DATA / n) for n in names]).groups[0]
+    taken = []
+    plain = speedup._plain_estimates
+    monkeypatch.setattr(speedup, "_plain_estimates", lambda *a: taken.append(1) or plain(*a))
+    fast = analyze_group(group, SeriesBank(settings))
+    monkeypatch.setattr(speedup, "_plain", lambda *a: False)
+    general = analyze_group(group, SeriesBank(settings))
+    assert taken and len(fast) == len(general) > 0
+    for f, g in zip(fast, general):
+        assert f.run is g.run and f.base is g.base
+        for name in speedup._ESTIMATE_FIELDS:
+            a, b = getattr(f, name), getattr(g, name)
+            assert (a.value, a.ci) == (b.value, b.ci), (f.run.id, name)
+            assert (a.replicates is None) == (b.replicates is None), (f.run.id, name)
+            if a.replicates is not None:
+                assert np.array_equal(a.replicates, b.replicates, equal_nan=True), (f.run.id, name)
+        for name in ("reference", "reference_note", "medians", "base_medians", "n_reps", "paired", "visits",
+                     "by_visit"):
+            assert getattr(f, name) == getattr(g, name), (f.run.id, name)

@@ -60,8 +60,10 @@ def test_probe_cpu_pairs_times_a_pair_alone_and_together(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (round_,) = json.loads(out.read_text())["pairs"]["0,0"]
     # Both copies on one CPU: each takes about twice as long as alone (the probe's own control).
+    # Against the faster run alone: on a busy machine one run alone was once as slow as 0.46 s
+    # against 0.30 s for the other, which the slower one's 1.3 times missed (together: 0.55 s).
     assert len(round_["alone_s"]) == len(round_["together_s"]) == 2
-    assert min(round_["together_s"]) > 1.3 * max(round_["alone_s"])
+    assert min(round_["together_s"]) > 1.3 * min(round_["alone_s"])
 
 
 def test_bench_report_writes_a_trace_and_refuses_to_overwrite_one(small_trace, tmp_path):

@@ -263,7 +263,7 @@ class SeriesBank:
 
     def cached_values(self, key: tuple) -> np.ndarray | None:
         """The values of the series ``key`` if the bank holds it already, else None."""
-        series = self._cache.get(key)
+        series = self.cached(key)
         return None if series is None else series.values
 
     def derived(self, key: tuple, label: str, values: np.ndarray, rounds: np.ndarray | None = None) -> Series:
@@ -436,16 +436,13 @@ class PendingCIs:
     def row(self, value, kind: int, keep: bool, a: Series, b: Series, c: Series, d: Series) -> Estimate:
         """estimate()'s row case where the caller knows every series is there with enough
         repetitions (speedup._plain_estimates): ``value`` the formula of their medians, its interval
-        the kernel's row ``kind`` of the four series' replicates (padded with the first, as add_row
-        pads); undefined where the value is not finite."""
+        the kernel's row ``kind`` of the four series' replicates (add_row; a formula of fewer series
+        passes its first again, as add_row pads); undefined where the value is not finite."""
         value = float(value)
         if not math.isfinite(value):
             return Estimate(None, no_ci("undefined"), None)
         est = Estimate(value, NOT_YET, None)
-        self._row_estimates.append(est)
-        self._row_kinds.append(kind)
-        self._row_keep.append(keep)
-        self._row_parts += (a.replicates, b.replicates, c.replicates, d.replicates)
+        self.add_row(est, kind, [a.replicates, b.replicates, c.replicates, d.replicates], keep)
         return est
 
     def flush(self) -> None:

@@ -154,3 +154,26 @@ def test_fraction_above_ideal_is_flagged(tmp_path):
     row = rep["results"][0]
     assert row["fraction_of_ideal"] > 1 and any("> 100%" in f for f in row["flags"])
     assert rep["strategies"][0]["above_ideal"] == ["above"]
+
+
+def test_summary_rows_share_their_ideal_masks_and_give_the_rows_computed_alone():
+    """The strategy summary's rows over one set of scenarios stack and compare the same ideal
+    replicates (the scenario's base's): computed once (strategies._IdealPasses) and shared, the rows
+    are those each row computes alone. A recorded H200 capture (strategies with several variants)."""
+    import json
+    from functools import partial
+    from pathlib import Path
+
+    from c3prof.analysis import strategies
+
+    trace = Path(__file__).parent / "data" / "h200_default_1.jsonl"
+    group = load([str(trace)]).groups[0]
+    ms = analyze_group(group, SeriesBank(BOOT))
+    rows = strategies.summary_rows(group, ms, BOOT)
+    shared = rows[0].args[-1]
+    assert all(isinstance(r, partial) and r.args[-1] is shared for r in rows)
+    together = [r() for r in rows]
+    alone = [partial(r.func, *r.args[:-1], None)() for r in rows]
+    assert json.dumps(together) == json.dumps(alone)
+    computed = [r for r in together if r["mean_fraction_ci"] is not None]
+    assert len(computed) >= 3 and 1 <= len(shared._masks) < len(computed)   # masks shared between rows

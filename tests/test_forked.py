@@ -231,9 +231,9 @@ def test_work_of_its_own_first_leaves_the_rows_to_the_child(monkeypatch):
 
 
 def test_report_hands_each_groups_final_rows_while_the_summary_is_computed(monkeypatch):
-    """build_report(on_rows_final=...): called once per group, with the result rows of the groups so
-    far, which nothing changes afterwards (json_out.ResultRowsJSON encodes them then); the report is
-    the one built without it."""
+    """build_report(on_rows_final=...): called once per group, with the result rows, falsification
+    and interference of the groups so far, which nothing changes afterwards (json_out.ReportListsJSON
+    encodes them then); the report is the one built without it."""
     import copy
 
     from c3prof.analysis import speedup
@@ -244,12 +244,16 @@ def test_report_hands_each_groups_final_rows_while_the_summary_is_computed(monke
     monkeypatch.setattr(forked, "available_cpus", lambda: 2)
     traces = [str(SMOKE), str(SMOKE.with_name("h200_default_1.jsonl"))]
     seen: list = []
+    lists = ("results", "falsification", "interference")
     report = build.build_report(load(traces, split_by="trace"), build.ReportSettings(),
-                                lambda rep: seen.append(copy.deepcopy(rep["results"])))
+                                lambda rep: seen.append(copy.deepcopy({k: rep[k] for k in lists})))
     plain = build.build_report(load(traces, split_by="trace"), build.ReportSettings())
     groups = [r["platform"] for r in plain["machine"]]
     assert len(seen) == len(groups) == 2
-    for upto, rows in enumerate(seen, 1):
+    for upto, got in enumerate(seen, 1):
+        rows = got["results"]
         assert rows == report["results"][:len(rows)] and {r["platform"] for r in rows} == set(groups[:upto])
-    assert seen[-1] == report["results"]
+        for key in lists:   # falsification and interference as final as the rows: a prefix of the report's
+            assert got[key] == report[key][:len(got[key])]
+    assert seen[-1] == {k: report[k] for k in lists} and report["interference"] and report["falsification"]
     assert json.dumps(report, sort_keys=True) == json.dumps(plain, sort_keys=True)

@@ -90,68 +90,83 @@ def test_stdout_gets_the_same_json(capsysbinary):
     assert json.loads(capsysbinary.readouterr().out) == json.loads(json_out.dumps(report))
 
 
-def _prepared(report: dict, steps: list[int] | None = None) -> json_out.ResultRowsJSON:
-    """A ResultRowsJSON that prepared ``report``'s rows, as build_report hands them over: once, or
-    (``steps``) once per group, with the rows the groups so far have appended."""
-    prepared = json_out.ResultRowsJSON()
-    rows = report["results"]
+def _with_lists(report: dict) -> dict:
+    """``report`` with falsification and interference lists too (the other lists encoded ahead)."""
+    report["falsification"] = [{"scenario": f"s{i}", "ratio": i / 3.0, "ci": [0.1 * i, None]} for i in range(40)]
+    report["interference"] = [{"arms": [{"dose": 0.5, "slope": -2.5e-07}], "platform": "H200"}]
+    return report
+
+
+def _prepared(report: dict, steps: list[int] | None = None) -> json_out.ReportListsJSON:
+    """A ReportListsJSON that prepared ``report``'s lists, as build_report hands them over: once, or
+    (``steps``) once per group, with the result rows the groups so far have appended (and as many
+    falsification and interference items as the step's share of them)."""
+    prepared = json_out.ReportListsJSON()
     if steps is None:
         prepared.prepare(report)
         return prepared
-    full = list(rows)
-    rows.clear()
+    full = {key: list(report.get(key, [])) for key in json_out.ENCODED_AHEAD}
+    for items in (report.get(key) for key in json_out.ENCODED_AHEAD):
+        if items is not None:
+            items.clear()
     for upto in steps:
-        rows.extend(full[len(rows):upto])
+        share = upto / len(full["results"])
+        for key, items in full.items():
+            if key in report:
+                report[key].extend(items[len(report[key]):round(share * len(items))])
         prepared.prepare(report)
-    assert rows == full
+    assert all(report[key] == items for key, items in full.items() if key in report)
     return prepared
 
 
 @pytest.mark.parametrize("steps", [None, [4000], [5, 2500, 2500, 4000]])
-def test_rows_encoded_ahead_give_the_same_bytes(steps, tmp_path):
-    """The result rows encoded ahead (once, or per group as rows are appended) and put in place by
-    write_json: the very bytes of the report encoded at once (written to a file, and fast_encode's)."""
-    report = _large({"numpy_float": np.float64(0.1), "int_keys": {1: "a"}})
+def test_lists_encoded_ahead_give_the_same_bytes(steps, tmp_path):
+    """The result rows, falsification and interference encoded ahead (once, or per group as they
+    grow) and put in place by write_json: the very bytes of the report encoded at once (written to a
+    file, and fast_encode's)."""
+    report = _with_lists(_large({"numpy_float": np.float64(0.1), "int_keys": {1: "a"}}))
     report["results"] += [dict(r, run=f"x{i}") for i, r in enumerate(report["results"][:1999])]   # 4000 rows
     whole = json_out.fast_encode(report)
     prepared = _prepared(report, steps)
-    assert prepared.fragment(report) is not None   # every row encoded ahead: used
+    assert set(prepared.fragments(report)) == set(json_out.ENCODED_AHEAD)   # every list encoded ahead: used
     json_out.write_json(report, str(tmp_path / "r.json"), prepared)
     assert (tmp_path / "r.json").read_bytes() == whole
     assert json_out.fast_encode(report, prepared) == whole
 
 
-def test_rows_changed_after_prepare_are_encoded_again():
-    """Rows appended after the last prepare, or another list of rows: write_json encodes the rows
-    itself (the encoded ones are not used)."""
-    report = _large()
+def test_lists_changed_after_prepare_are_encoded_again():
+    """Items appended after the last prepare, or another list: write_json encodes that list itself
+    (its encoded items are not used), and uses the others encoded ahead."""
+    report = _with_lists(_large())
     prepared = _prepared(report)
     report["results"].append({"run": "late", "fraction_of_ideal": 0.5})
-    assert prepared.fragment(report) is None
+    assert set(prepared.fragments(report)) == {"falsification", "interference"}
     assert json_out.fast_encode(report, prepared) == json_out.fast_encode(report)
-    other = dict(report, results=list(report["results"]))
-    assert prepared.fragment(other) is None
+    other = dict(report, results=list(report["results"]), falsification=list(report["falsification"]))
+    assert set(prepared.fragments(other)) == {"interference"}
+    assert json_out.fast_encode(other, prepared) == json_out.fast_encode(other)
 
 
-@pytest.mark.parametrize("bad, where", [(math.nan, "['results'][1500]['fraction_of_ideal']"),
-                                        (2**70, None)])
-def test_rows_with_nan_or_what_orjson_refuses_are_left_to_write_json(bad, where, tmp_path):
-    """A NaN in a row: write_json still refuses the report and names where (the encoded rows are
-    not used); a value orjson refuses: the json module writes the report, as without prepare."""
-    report = _large()
-    report["results"][1500]["fraction_of_ideal"] = bad
+@pytest.mark.parametrize("key, at", [("results", 1500), ("falsification", 7)])
+@pytest.mark.parametrize("bad", [math.nan, 2**70])
+def test_lists_with_nan_or_what_orjson_refuses_are_left_to_write_json(key, at, bad, tmp_path):
+    """A NaN in a list: write_json still refuses the report and names where (that list's encoding
+    is not used); a value orjson refuses: the json module writes the report, as without prepare."""
+    report = _with_lists(_large())
+    field = "fraction_of_ideal" if key == "results" else "ratio"
+    report[key][at][field] = bad
     prepared = _prepared(report)
-    assert prepared.fragment(report) is None
-    if where is not None:
+    assert key not in prepared.fragments(report)
+    if bad != bad:   # NaN
         with pytest.raises(ValueError, match="not JSON compliant") as caught:
             json_out.write_json(report, str(tmp_path / "r.json"), prepared)
-        assert str(caught.value).endswith(where)
+        assert str(caught.value).endswith(f"[{key!r}][{at}][{field!r}]")
     else:
         json_out.write_json(report, str(tmp_path / "r.json"), prepared)
         assert (tmp_path / "r.json").read_text() == json_out.dumps(report)
 
 
 def test_small_reports_are_not_encoded_ahead():
-    small = {"results": [{"x": 1.5}]}
+    small = _with_lists({"results": [{"x": 1.5}]})
     prepared = _prepared(small)
-    assert prepared.fragment(small) is None and json_out.fast_encode(small, prepared) is None
+    assert prepared.fragments(small) == {} and json_out.fast_encode(small, prepared) is None

@@ -339,17 +339,36 @@ def combine_ranks(parts: list[PhaseData]) -> tuple[PhaseData, str | None]:
     return PhaseData(series=series, round_group=first.round_group, rounds=rounds, rank_totals=totals), note
 
 
-def _pool_trace_phase(group: Group, run: MergedRun, phase_name: str, phase, rounds_seen: dict, notes: list[str],
+def _pool_trace_phase(group: Group, run: MergedRun, phase_name: str, phase, seen: _SourceMemo, notes: list[str],
                       where: str) -> None:
     """_pool_phase of one trace's phase (a source of one trace: nothing to combine over ranks),
     without making its PhaseData where the run has no such phase yet: a 10^6-sample trace has
-    40,000 phases, whose merge took 0.28-0.33 s against 0.36-0.41 s (dev VM, in-process)."""
+    40,000 phases, whose merge took 0.28-0.33 s against 0.36-0.41 s (dev VM, in-process). Such a
+    phase's round ids come from ``seen.round_ids`` after the first phase with its rounds: every
+    phase of a scenario's runs repeats its sweep's list, and Group.round_ids, asked for the same
+    list again, gives the same array."""
     if phase_name in run.phases:
-        _pool_phase(group, run, phase_name, _phase_data(phase, rounds_seen), notes, where)
+        _pool_phase(group, run, phase_name, _phase_data(phase, seen.arrays), notes, where)
         return
     series = phase.samples
-    round_group, rounds = _phase_rounds(phase, rounds_seen)
-    _first_phase(group, run, phase_name, series, round_group, rounds, [series["total_ms"]])
+    run.phases[phase_name] = series
+    rec = phase.record
+    rounds, round_group = rec.get("rounds"), rec.get("round_group")
+    if isinstance(round_group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size:
+        key = (round_group, tuple(rounds))   # the trace's exact ints (read_trace accepts no bool or float round)
+        ids = seen.round_ids.get(key)
+        if ids is None:
+            ids = seen.round_ids[key] = group.round_ids(round_group, _rounds_array(rounds, seen.arrays))
+        run.rounds[phase_name] = ids
+    run.rank_totals[phase_name] = [series["total_ms"]]
+
+
+@dataclass
+class _SourceMemo:
+    """What the merge of one source (_add_source) keeps between its phases."""
+
+    arrays: dict[tuple, np.ndarray] = field(default_factory=dict)   # round lists made arrays (_rounds_array)
+    round_ids: dict[tuple, np.ndarray] = field(default_factory=dict)   # (round group, list) -> Group.round_ids
 
 
 def _first_phase(group: Group, run: MergedRun, phase_name: str, series: dict[str, np.ndarray],
@@ -491,7 +510,7 @@ def _add_source(g: Group, src: _Source, notes: list[str]) -> None:
     # ``_trace`` names the file a record came from (``source`` is a counters field already).
     where = {id(trace): f"{Path(trace.path).name} (rank {trace.header['rank']})" for trace in src.traces}
     single = len(src.traces) == 1   # nothing to combine over ranks: its phases pooled as they are
-    seen: dict[tuple, np.ndarray] = {}   # its round lists made arrays (_rounds_array)
+    seen = _SourceMemo()
     runs = ((rid, r, None) for rid, r in src.traces[0].runs.items()) if single else \
         ((rid, r, phases) for rid, (r, phases) in _source_phases(src, notes).items())
     for rid, r, combined in runs:

@@ -58,8 +58,29 @@ DEFAULT_MIN_IDEAL = 1.05
 CANONICAL = ("base", "sp", "rp", "dma", "dma+rp")
 
 
+class _IdealPasses:
+    """Per replicate, whether each candidate's ideal speedup passes the inclusion rule: a (S, B) mask
+    that every row over the same scenarios shares. The ideal replicates are the scenario's base's,
+    one array for all its runs (speedup's memo), so the strategies' rows over one set of scenarios
+    stack and compare the same arrays (20 MB of them for 2500 scenarios, per row). Kept by the
+    arrays' identities, with the arrays (so that an identity is never reused while it is a key)."""
+
+    def __init__(self, min_ideal: float) -> None:
+        self._min_ideal = min_ideal
+        self._masks: dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]] = {}
+
+    def of(self, ideals: list[np.ndarray]) -> np.ndarray:
+        key = tuple(map(id, ideals))
+        kept = self._masks.get(key)
+        if kept is None:
+            # One comparison of the stacked rows, in their stored precision (float32): the same as row by row.
+            kept = self._masks[key] = (ideals, np.stack(ideals) >= self._min_ideal)
+        return kept[1]
+
+
 def _summary(group: Group, strategy: str, selection: str, variant: str | None, chosen: list[RunMetrics],
-             excluded: list[dict], boot: BootstrapSettings, min_ideal: float) -> dict:
+             excluded: list[dict], boot: BootstrapSettings, min_ideal: float,
+             ideal_passes: _IdealPasses | None = None) -> dict:
     passes, undefined, too_little = [], [], []
     for m in chosen:   # one pass: a large report's rows each hold thousands of runs
         if m.fraction.value is None:
@@ -92,8 +113,8 @@ def _summary(group: Group, strategy: str, selection: str, variant: str | None, c
     mean = float(np.mean([m.fraction.value for m in passes]))
     rng = rng_for(boot.seed, group.key, strategy, selection, variant or "")
     reps = np.stack([m.fraction.replicates for m in cands])
-    # One comparison of the stacked rows, in their stored precision (float32): the same as row by row.
-    include = (np.stack([m.ideal.replicates for m in cands]) >= min_ideal) & np.isfinite(reps)
+    ideal_passes = ideal_passes or _IdealPasses(min_ideal)
+    include = ideal_passes.of([m.ideal.replicates for m in cands]) & np.isfinite(reps)
     _, ci = hierarchical_mean_ci(np.array([mean]), reps, rng, boot.confidence, include=include)
     suite = fixed_units_mean_ci(reps, boot.confidence, include)
     row.update(_replication_interval(passes, mean, suite, boot.confidence, min_ideal))
@@ -263,6 +284,7 @@ def summary_rows(group: Group, metrics: list[RunMetrics], boot: BootstrapSetting
     joint_repeat_intervals. Each row draws from a generator keyed by its own names, so rows may be
     computed in any order and in any process: the same numbers (the report shares them between two)."""
     rows: list[Callable[[], dict]] = []
+    ideal_passes = _IdealPasses(min_ideal)   # shared by the rows (in each process that computes some)
     # One pass over the metrics (a large report's 10,000 runs, before the summary's child is forked).
     by_strategy: dict[str, list[RunMetrics]] = {}
     for m in metrics:
@@ -280,10 +302,12 @@ def summary_rows(group: Group, metrics: list[RunMetrics], boot: BootstrapSetting
         default_runs = by_variant.get(default, [])
         excl = [] if default_runs else [{"scenario": None, "variant": default,
                                          "reason": "the default variant has no complete run"}]
-        rows.append(partial(_summary, group, strategy, "default", default, default_runs, excl, boot, min_ideal))
+        rows.append(partial(_summary, group, strategy, "default", default, default_runs, excl, boot, min_ideal,
+                            ideal_passes))
         if len(variants) > 1:
             for v in variants:
-                rows.append(partial(_summary, group, strategy, "variant", v, by_variant[v], [], boot, min_ideal))
+                rows.append(partial(_summary, group, strategy, "variant", v, by_variant[v], [], boot, min_ideal,
+                                    ideal_passes))
             best: dict[str, RunMetrics] = {}
             for m in ms:
                 if m.fraction.value is None:
@@ -292,5 +316,5 @@ def summary_rows(group: Group, metrics: list[RunMetrics], boot: BootstrapSetting
                 if cur is None or m.fraction.value > cur.fraction.value:
                     best[m.run.name] = m
             rows.append(partial(_summary, group, strategy, "best_per_scenario", None, list(best.values()), [], boot,
-                                min_ideal))
+                                min_ideal, ideal_passes))
     return rows

@@ -225,9 +225,10 @@ class _StrategiesBeside:
 def build_report(dataset: Dataset, settings: ReportSettings | None = None,
                  on_rows_final: Callable[[dict], None] | None = None) -> dict:
     """The report of ``dataset``. ``on_rows_final(report)``: called in each group once the report's
-    result rows so far are final (nothing changes them after), while the strategy summary's child
-    computes its rows (an output may prepare the result rows then: json_out.ResultRowsJSON); the
-    child takes more of the summary's rows meanwhile, so the two processes still finish together."""
+    result rows, falsification and interference so far are final (nothing changes them after), while
+    the strategy summary's child computes its rows (an output may prepare them then:
+    json_out.ReportListsJSON); the child takes more of the summary's rows meanwhile, so the two
+    processes still finish together."""
     settings = settings or ReportSettings()
     bank = SeriesBank(settings.boot)
     report = {
@@ -265,11 +266,11 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None,
         report["falsification"].extend(fals.falsify(group, by_id, settings.falsification, settings.boot, differences))
         dose = interference.dose_response(group, ordered, settings.falsification, settings.boot.confidence,
                                           differences)
+        if dose["arms"]:
+            report["interference"].append(dose)
         strategy_rows = summary.result(None if on_rows_final is None else lambda: on_rows_final(report))
         joint_repeat_intervals(strategy_rows, settings.boot.confidence)
         report["strategies"].extend(strategy_rows)
-        if dose["arms"]:
-            report["interference"].append(dose)
         report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
         for run in group.runs.values():
             if not run.complete:

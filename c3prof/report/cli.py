@@ -189,19 +189,19 @@ def _analysing(dataset, n_resamples: int) -> str:
 
 
 def _rows_json(args, outputs: list[Output]):
-    """Where the JSON report is asked for (--json): a json_out.ResultRowsJSON to encode its result
-    rows while the strategy summary's child computes (build_report's on_rows_final); else None."""
+    """Where the JSON report is asked for (--json): a json_out.ReportListsJSON to encode its longest
+    lists while the strategy summary's child computes (build_report's on_rows_final); else None."""
     if args.json != "-" and not any(o.flag == "--json" for o in outputs):
         return None
-    from c3prof.report.json_out import ResultRowsJSON
+    from c3prof.report.json_out import ReportListsJSON
 
-    return ResultRowsJSON()
+    return ReportListsJSON()
 
 
 def _write_outputs(args, outputs: list[Output], report, dataset, figures, rows_json=None) -> list[str]:
     """Write every output (outer directories before what is nested in them); returns what was written.
-    ``figures`` is the FigurePool started for --figures (None without); ``rows_json`` the result
-    rows encoded already (_rows_json)."""
+    ``figures`` is the FigurePool started for --figures (None without); ``rows_json`` the lists
+    encoded already (_rows_json)."""
     written: list[str] = []
     if args.json == "-":
         from c3prof.report.json_out import write_json

@@ -29,24 +29,24 @@ def dumps(report: dict) -> str:
     return json.dumps(report, separators=(",", ":"), allow_nan=False) + "\n"
 
 
-def fast_encode(report: dict, results: ResultRowsJSON | None = None) -> bytes | None:
+def fast_encode(report: dict, ahead: ReportListsJSON | None = None) -> bytes | None:
     """A large report as UTF-8 JSON through orjson when it is installed: the values of dumps(report),
     about six times faster (0.1 s instead of 0.7 s for 10^6 samples); the two spell some floats
     differently (1e-05 / 0.00001). None where dumps must write it (a small report: indented).
-    ``results``: its rows encoded already (ResultRowsJSON)."""
+    ``ahead``: lists of it encoded already (ReportListsJSON)."""
     if len(report.get("results", [])) <= PRETTY_MAX_RESULTS:
         return None
-    return _orjson_encode(report, results)
+    return _orjson_encode(report, ahead)
 
 
-def _orjson_encode(report: dict, results: ResultRowsJSON | None = None) -> bytes | None:
+def _orjson_encode(report: dict, ahead: ReportListsJSON | None = None) -> bytes | None:
     """orjson's compact JSON, or None where the json module must decide (orjson or the NaN check
-    missing; a type, an integer over 64 bits, a string or a nesting orjson refuses). ``results``:
-    the result rows encoded already (ResultRowsJSON), used where they are the report's rows."""
+    missing; a type, an integer over 64 bits, a string or a nesting orjson refuses). ``ahead``:
+    lists encoded already (ReportListsJSON), used where they are the report's lists."""
     if _orjson is None or _finite is None:
         return None
-    done = results.fragment(report) if results is not None else None
-    body = report if done is None else dict(report, results=done)   # the rows checked and encoded already
+    done = ahead.fragments(report) if ahead is not None else {}
+    body = dict(report, **done) if done else report   # those lists checked and encoded already
     # orjson writes NaN and infinity as null, silently; the json module refuses them (allow_nan=False),
     # and so must this path: a NaN in a report is a bug, not an undefined value.
     where = _finite.non_finite_path(body)
@@ -59,34 +59,64 @@ def _orjson_encode(report: dict, results: ResultRowsJSON | None = None) -> bytes
         return None
 
 
-class ResultRowsJSON:
-    """A large report's result rows, checked and encoded as JSON before write_json asks for them.
+# The report's lists that build_report has finished when it calls on_rows_final (the result rows,
+# falsification and interference of the groups so far): most of a large report's JSON (21, 6 and 1 of
+# 28 MB for 10^6 samples).
+ENCODED_AHEAD = ("results", "falsification", "interference")
 
-    Why: the rows are most of a 10^6-sample report's JSON (0.2 s of its 0.3 s of encoding and NaN
-    check, on one core while the other has nothing to do). build_report hands the report here
-    (``prepare``) while the strategy summary's forked child computes rows, before this process takes
-    its share of them (the child then takes more); write_json puts the encoded rows in place
-    (orjson.Fragment) and encodes only the rest.
-    The same bytes as encoding the whole report at once. Rows added after a ``prepare`` (a report of
-    several groups calls it once per group) are encoded at the next one; rows not all encoded, rows
-    holding a NaN (write_json names it) or a value orjson refuses leave write_json to encode the rows
-    itself, as it would without this; so does an orjson older than 3.9 (no Fragment; the `fast`
-    extra asks for 3.9 or later)."""
+
+class ReportListsJSON:
+    """A large report's longest lists (ENCODED_AHEAD), checked and encoded as JSON before write_json
+    asks for them.
+
+    Why: they are most of a 10^6-sample report's JSON (0.3 s of checking and encoding on the dev VM),
+    which would otherwise be encoded on one core while the other has nothing to do. build_report
+    hands the report here (``prepare``) while the strategy summary's forked child computes rows,
+    before this process takes its share of them (the child then takes more); write_json puts the
+    encoded lists in place (orjson.Fragment) and encodes only the rest. The same bytes as encoding
+    the whole report at once.
+
+    Each list is used or not on its own. Items added after a ``prepare`` (a report of several groups
+    calls it once per group) are encoded at the next one; a list not all encoded, holding a NaN
+    (write_json names it) or a value orjson refuses is left to write_json to encode, as it would
+    without this; so is every list with an orjson older than 3.9 (no Fragment; the `fast` extra asks
+    for 3.9 or later)."""
 
     def __init__(self) -> None:
-        self._rows: list | None = None   # the report's list of rows, as last prepared
-        self._pieces: list[bytes] = []   # encoded rows, each piece without its brackets
-        self._count = 0                  # rows encoded
+        self._lists = {key: _EncodedList() for key in ENCODED_AHEAD}
         self._usable = _orjson is not None and _finite is not None and hasattr(_orjson, "Fragment")
 
     def prepare(self, report: dict) -> None:
-        """Check and encode the report's result rows added since the last call."""
+        """Check and encode what each list gained since the last call."""
         rows = report.get("results")
         if not self._usable or not isinstance(rows, list) or len(rows) <= PRETTY_MAX_RESULTS:
             return   # small reports are written indented by the json module
-        if rows is not self._rows or len(rows) < self._count:
-            self._rows, self._pieces, self._count = rows, [], 0
-        new = rows[self._count:]
+        for key, encoded in self._lists.items():
+            encoded.prepare(report.get(key))
+
+    def fragments(self, report: dict) -> dict:
+        """Each list of ``report`` encoded here in full, as an orjson.Fragment (by key)."""
+        if not self._usable:
+            return {}
+        done = {key: encoded.fragment(report.get(key)) for key, encoded in self._lists.items()}
+        return {key: fragment for key, fragment in done.items() if fragment is not None}
+
+
+class _EncodedList:
+    """One list of a report, encoded as it grows (ReportListsJSON)."""
+
+    def __init__(self) -> None:
+        self._items: list | None = None   # the list, as last prepared
+        self._pieces: list[bytes] = []    # encoded items, each piece without its brackets
+        self._count = 0                   # items encoded
+        self._usable = True
+
+    def prepare(self, items) -> None:
+        if not self._usable or not isinstance(items, list):
+            return
+        if items is not self._items or len(items) < self._count:
+            self._items, self._pieces, self._count = items, [], 0
+        new = items[self._count:]
         if not new:
             return
         if _finite.non_finite_path(new) is not None:
@@ -98,12 +128,11 @@ class ResultRowsJSON:
             self._usable = False
             return
         self._pieces.append(piece[1:-1])
-        self._count = len(rows)
+        self._count = len(items)
 
-    def fragment(self, report: dict):
-        """The report's rows as one orjson.Fragment, or None unless every row is encoded here."""
-        rows = report.get("results")
-        if not self._usable or not isinstance(rows, list) or rows is not self._rows or len(rows) != self._count:
+    def fragment(self, items):
+        """``items`` as one orjson.Fragment, or None unless it is the list prepared, every item encoded."""
+        if not self._usable or items is not self._items or not isinstance(items, list) or len(items) != self._count:
             return None
         return _orjson.Fragment(b"[" + b",".join(self._pieces) + b"]")
 
@@ -120,9 +149,9 @@ def write_atomic(path: str | Path, text: str, what: str) -> None:
     write_text_atomic(path, text, what)
 
 
-def write_json(report: dict, path: str, results: ResultRowsJSON | None = None) -> None:
-    """``path`` (``-``: stdout); ``results``: the report's rows encoded already (ResultRowsJSON)."""
-    data = fast_encode(report, results)
+def write_json(report: dict, path: str, ahead: ReportListsJSON | None = None) -> None:
+    """``path`` (``-``: stdout); ``ahead``: lists of the report encoded already (ReportListsJSON)."""
+    data = fast_encode(report, ahead)
     if path == "-":
         out = getattr(sys.stdout, "buffer", None)
         sys.stdout.flush()

@@ -1,0 +1,24 @@
+#!/bin/bash
+# device call 3 (session 26): the tree (the lists encoded ahead of the JSON writer: falsification and
+# interference beside the result rows; a merge that looks up a phase's round ids once per round
+# list; read_trace's assembly testing phase records first) against 37f1f8e (.whl/base): the goal's
+# layout, 11 runs each, pinned to CPUs 0,1 and alternating, the JSONs compared; this tree's stage
+# timeline (call_1/stamps.py); PCG64 bounded draws in lanes (rng_lanes.cpp).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+R=$OUT/res; mkdir -p $R
+ROOT=$(pwd); HERE=benchmarks/results/device_logs/session26/call_3; C1=benchmarks/results/device_logs/session26/call_1
+T0=$(date +%s)
+python3 -m pip install -q --no-deps --no-index .whl/orjson-*.whl > $R/pip.log 2>&1
+python3 setup.py build_ext --inplace > $R/build.log 2>&1 || { tail -20 $R/build.log; exit 1; }
+python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import subprocess, bench_report as b; subprocess.run([sys.executable, '-c', b._BUILD_KERNEL], cwd='.whl/base', check=True)" > $R/build_base.log 2>&1
+echo "built at $(( $(date +%s) - T0 )) s"
+g++ -O2 -o /tmp/rng_lanes $HERE/rng_lanes.cpp && taskset -c 2 /tmp/rng_lanes | tee $R/rng_lanes.txt
+python3 benchmarks/bench_report.py --rounds --write-trace /tmp/rounds.jsonl > /dev/null 2>&1
+python3 benchmarks/probe_cpu_pairs.py --pairs 0,1 --repeat 3 > $R/cpu_before.txt 2>&1; tail -1 $R/cpu_before.txt
+python3 benchmarks/bench_report.py --rounds --cpus 0,1 --baseline-tree .whl/base --repeat 11 --json $R/bench_rounds.json > $R/bench_rounds.txt 2>&1
+grep -E "report --json|samples|pairs" $R/bench_rounds.txt
+for t in .whl/base .; do ( cd $t && taskset -c 0,1 python3 -m c3prof report /tmp/rounds.jsonl --json /tmp/o_$(basename $t).json -q ) > /dev/null 2>&1; done
+cmp -s /tmp/o_base.json /tmp/o_..json && echo "rounds: JSON identical to 37f1f8e's" | tee $R/identical.txt || echo "rounds: JSON DIFFERS" | tee $R/identical.txt
+for i in 1 2; do PYTHONPATH=$ROOT taskset -c 0,1 python3 $C1/stamps.py /tmp/rounds.jsonl /tmp/o.json 2>&1 | grep -v wrote; done > $R/stamps.txt; tail -20 $R/stamps.txt
+echo "  at $(( $(date +%s) - T0 )) s"
+tar -czf $OUT/res.tgz -C $OUT res

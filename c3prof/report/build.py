@@ -222,6 +222,38 @@ class _StrategiesBeside:
         return [done[at] for at in range(len(self._rows))]
 
 
+def _add_run_records(report: dict, group: Group) -> None:
+    """The group's alerts, incomplete runs, validation failures, unvalidated DMA runs and errors."""
+    report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
+    for run in group.runs.values():
+        if not run.complete:
+            report["incomplete"].append({
+                "platform": group.key, "run": run.id, "scenario": run.name, "strategy": run.strategy,
+                "variant": run.variant, "missing_phases": run.missing_phases,
+                "present_phases": sorted(run.phases), "sources": run.sources,
+                "errors": [e.get("message") for e in run.errors]})
+        for v in run.validations:
+            if not v.get("ok"):
+                f = dict(_strip(v), platform=group.key)
+                report["validation"]["failures"].append(f)
+                report["alerts"].append({"platform": group.key, "run": run.id, "kind": "validation",
+                                         "message": f"validation FAILED for {run.id}: {v.get('mismatched_bytes')}"
+                                                    f" of {v.get('bytes_checked')} bytes differ "
+                                                    f"(transport {v.get('transport')!r})"})
+        if run.strategy == "dma" and run.complete and not run.validations:
+            report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
+    listed = set()
+    for e in group.errors:
+        if e.get("not_applicable"):
+            # One entry per run: traces captured before 2026-12-02 repeat the record on every
+            # visit and --resume (the run is never measured, so it was never marked done).
+            if e["run"] not in listed:
+                listed.add(e["run"])
+                report["not_applicable"].append(dict(_strip(e), platform=group.key))
+        else:
+            report["errors"].append(dict(_strip(e), platform=group.key))
+
+
 def build_report(dataset: Dataset, settings: ReportSettings | None = None,
                  on_rows_final: Callable[[dict], None] | None = None) -> dict:
     """The report of ``dataset``. ``on_rows_final(report)``: called in each group once the report's
@@ -268,37 +300,11 @@ def build_report(dataset: Dataset, settings: ReportSettings | None = None,
                                           differences)
         if dose["arms"]:
             report["interference"].append(dose)
+        # Before the summary's rows are collected: on one core while the child computes, not after it.
+        _add_run_records(report, group)
         strategy_rows = summary.result(None if on_rows_final is None else lambda: on_rows_final(report))
         joint_repeat_intervals(strategy_rows, settings.boot.confidence)
         report["strategies"].extend(strategy_rows)
-        report["alerts"].extend(dict(a, kind="dma_carrier") for a in fals.carrier_alerts(group))
-        for run in group.runs.values():
-            if not run.complete:
-                report["incomplete"].append({
-                    "platform": group.key, "run": run.id, "scenario": run.name, "strategy": run.strategy,
-                    "variant": run.variant, "missing_phases": run.missing_phases,
-                    "present_phases": sorted(run.phases), "sources": run.sources,
-                    "errors": [e.get("message") for e in run.errors]})
-            for v in run.validations:
-                if not v.get("ok"):
-                    f = dict(_strip(v), platform=group.key)
-                    report["validation"]["failures"].append(f)
-                    report["alerts"].append({"platform": group.key, "run": run.id, "kind": "validation",
-                                             "message": f"validation FAILED for {run.id}: {v.get('mismatched_bytes')}"
-                                                        f" of {v.get('bytes_checked')} bytes differ "
-                                                        f"(transport {v.get('transport')!r})"})
-            if run.strategy == "dma" and run.complete and not run.validations:
-                report["validation"]["unvalidated_dma_runs"].append({"platform": group.key, "run": run.id})
-        listed = set()
-        for e in group.errors:
-            if e.get("not_applicable"):
-                # One entry per run: traces captured before 2026-12-02 repeat the record on every
-                # visit and --resume (the run is never measured, so it was never marked done).
-                if e["run"] not in listed:
-                    listed.add(e["run"])
-                    report["not_applicable"].append(dict(_strip(e), platform=group.key))
-            else:
-                report["errors"].append(dict(_strip(e), platform=group.key))
     one_visit = sorted({r["scenario"] for r in report["results"] if r["paired"] and r["visits"] == 1})
     if one_visit:
         report["notes"].append(f"{len(one_visit)} scenario(s) measured in one visit: their intervals hold the "

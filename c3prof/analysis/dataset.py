@@ -299,11 +299,20 @@ def _phase_data(phase, rounds_seen: dict[tuple, np.ndarray] | None = None) -> Ph
 def _phase_rounds(phase, rounds_seen: dict[tuple, np.ndarray] | None) -> tuple[str | None, np.ndarray | None]:
     """A trace phase's round group and each repetition's round (_rounds_array); (None, None) where
     it records no usable rounds."""
+    recorded = _recorded_rounds(phase)
+    if recorded is None:
+        return None, None
+    return recorded[0], _rounds_array(recorded[1], rounds_seen)
+
+
+def _recorded_rounds(phase) -> tuple[str, list] | None:
+    """A trace phase's round group and its record's list of rounds, one per repetition; None where
+    it records no usable rounds."""
     rec = phase.record
     rounds, group = rec.get("rounds"), rec.get("round_group")
     if isinstance(group, str) and isinstance(rounds, list) and len(rounds) == phase.samples["total_ms"].size:
-        return group, _rounds_array(rounds, rounds_seen)
-    return None, None
+        return group, rounds
+    return None
 
 
 def _rounds_array(rounds: list, seen: dict[tuple, np.ndarray] | None) -> np.ndarray:
@@ -352,9 +361,9 @@ def _pool_trace_phase(group: Group, run: MergedRun, phase_name: str, phase, seen
         return
     series = phase.samples
     run.phases[phase_name] = series
-    rec = phase.record
-    rounds, round_group = rec.get("rounds"), rec.get("round_group")
-    if isinstance(round_group, str) and isinstance(rounds, list) and len(rounds) == series["total_ms"].size:
+    recorded = _recorded_rounds(phase)
+    if recorded is not None:
+        round_group, rounds = recorded
         key = (round_group, tuple(rounds))   # the trace's exact ints (read_trace accepts no bool or float round)
         ids = seen.round_ids.get(key)
         if ids is None:

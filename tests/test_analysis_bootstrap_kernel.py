@@ -661,3 +661,94 @@ def test_keyed_round_counts_refuses_bad_shapes_and_falls_back_past_32_bits(monke
     monkeypatch.setattr(stats, "draw_round_counts", lambda r, b, rng: calls.append(r) or np.zeros((b, 1)))
     stats.keyed_round_counts([3, 2**32], 2, 0, [("a",), ("b",)])   # beyond the kernel's 32-bit bound: numpy
     assert calls == [3, 2**32]
+
+
+@pytest.mark.parametrize("rounds", [[2, 25, 1, 7, 25, 127] * 4, [100, 90]])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_keyed_round_draws_are_the_keyed_counts_transposed(threads, rounds):
+    """keyed_round_draws' RoundTables (the kernel counting each draw straight into int8, rounds x
+    replicates) hold keyed_round_counts' counts, transposed, for every thread count; their
+    ``counts`` are those counts; up to 127 rounds (a count of 127 still fits int8)."""
+    keys = [("H200", f"scenario-{i}", "rounds") for i in range(len(rounds))]
+    _bootstrap.set_threads(threads)
+    try:
+        tables = stats.keyed_round_draws(rounds, 300, stats.DEFAULT_SEED, keys)
+        counts = stats.keyed_round_counts(rounds, 300, stats.DEFAULT_SEED, keys)
+    finally:
+        _bootstrap.set_threads(stats.KERNEL_THREADS)
+    for r, table, want in zip(rounds, tables, counts):
+        assert isinstance(table, stats.RoundTable) and table.table.dtype == np.int8 and table.table.shape == (r, 300)
+        assert np.array_equal(table.table.T, want) and np.array_equal(stats.round_counts_of(table), want)
+        assert table.counts.dtype == np.int64 and table.counts.flags.c_contiguous
+
+
+def test_keyed_round_draws_past_int8_or_without_the_kernel_are_counts(monkeypatch):
+    """128 rounds or more (a count could pass int8), or numpy alone: keyed_round_counts' arrays."""
+    keys = [("a",), ("b",)]
+    for rounds in ([25, 128], [3, 4]):
+        if rounds == [3, 4]:
+            monkeypatch.setattr(stats, "_bootstrap", None)
+        got = stats.keyed_round_draws(rounds, 50, 1, keys)
+        want = stats.keyed_round_counts(rounds, 50, 1, keys)
+        assert all(type(g) is np.ndarray and np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    with pytest.raises(ValueError, match="R <= 127"):
+        _bootstrap.keyed_round_tables(1, np.zeros(1, dtype=np.uint32), [np.empty((128, 4), dtype=np.int8)])
+    with pytest.raises(ValueError, match="one B"):
+        _bootstrap.keyed_round_tables(1, np.zeros(2, dtype=np.uint32),
+                                      [np.empty((3, 4), dtype=np.int8), np.empty((3, 5), dtype=np.int8)])
+
+
+@pytest.mark.parametrize("threads, simd", [(1, True), (3, True), (1, False)])
+def test_paired_medians_over_round_tables_equal_numpys(threads, simd, monkeypatch):
+    """Series weighted by RoundTables (read by round_median_tables, without a transpose): numpy's
+    replicates, bit for bit, for a capture's series (a value per round of 25), series lacking a
+    round and holding one twice, and draws of 127 rounds (running weights up to 127 in int8)."""
+    rng = np.random.default_rng(17)
+    rounds = [25, 127, 25, 8]
+    draws = stats.keyed_round_draws(rounds, 1030, 5, [("t", i) for i in range(len(rounds))])
+    assert all(isinstance(d, stats.RoundTable) for d in draws)
+
+    def columns(i: int, r: int) -> np.ndarray:
+        if i % 5 == 3:
+            return np.delete(np.arange(r), int(rng.integers(0, r)))                   # a round missing
+        if i % 5 == 4 and r < 127:
+            return np.concatenate([np.arange(r), [int(rng.integers(0, r))]])          # a round twice
+        return np.arange(r)
+
+    values, cols, which = _series_of([d.counts for d in draws], 12, columns, rng)
+    calls = []
+    monkeypatch.setattr(_bootstrap, "round_median_rows", lambda *a: calls.append(a) or False, raising=True)
+    got = _paired_medians_equal_numpys(values, cols, draws, which, threads, simd, monkeypatch)
+    assert calls == []   # the int8 tables served every series
+    assert got[1].shape == (len(values), 1030)
+
+
+def test_paired_medians_over_round_tables_past_int8_take_the_counts(monkeypatch):
+    """Series whose running weights int8 cannot hold (two values in every round of 100: up to 200):
+    round_median_tables refuses them, and the same call serves them from the tables' int64 counts
+    (round_median_rows, in int16): numpy's replicates."""
+    rng = np.random.default_rng(19)
+    draws = stats.keyed_round_draws([100], 200, 5, [("wide",)])
+    values = [np.round(rng.normal(size=200), 2), np.round(rng.normal(size=100), 2)]
+    cols = [np.arange(200) % 100, np.arange(100)]
+    assert _bootstrap.round_median_tables(np.concatenate(values), np.concatenate(cols).astype(np.intp),
+                                          np.array([0, 200, 300], dtype=np.intp), np.zeros(2, dtype=np.intp),
+                                          [draws[0].table], np.empty((2, 200)), np.empty(2)) is False
+    _paired_medians_equal_numpys(values, cols, draws, [0, 0], 1, True, monkeypatch)
+
+
+def test_round_median_tables_refuses_bad_inputs():
+    table = [np.ones((3, 5), dtype=np.int8)]
+
+    def call(values, cols, starts, which, tables, s=1, b=5):
+        return _bootstrap.round_median_tables(np.asarray(values, dtype=float), np.asarray(cols, dtype=np.intp),
+                                              np.asarray(starts, dtype=np.intp), np.asarray(which, dtype=np.intp),
+                                              tables, np.empty((s, b)), np.empty(s))
+
+    with pytest.raises(ValueError, match="column outside"):
+        call([1.0, 2.0], [0, 3], [0, 2], [0], table)
+    with pytest.raises(ValueError, match="B columns"):
+        call([1.0, 2.0], [0, 1], [0, 2], [0], [np.ones((3, 4), dtype=np.int8)])
+    with pytest.raises(ValueError, match="names no draw"):
+        call([1.0, 2.0], [0, 1], [0, 2], [1], table)
+    assert call([1.0, 2.0, 4.0], [0, 1, 2], [0, 3], [0], table) is True

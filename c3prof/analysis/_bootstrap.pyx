@@ -30,6 +30,9 @@ is the same with and without them (tests/test_analysis_bootstrap_kernel.py compa
     multiplicities (``stats.draw_round_counts``), then each series' weighted median under them
     (``stats._round_resampled_medians_numpy``): the same stable order of the values and the same
     integer counting against the two middle ranks, so the same values are picked.
+    ``keyed_round_tables`` / ``round_median_tables`` do the same for a report's one-visit draws of
+    up to 127 rounds, counted straight into the int8 (rounds, replicates) layout that the medians
+    read, instead of int64 counts transposed there.
 
 Built with ``-ffp-contract=off``: a fused multiply-add would round differently from numpy. The
 passes over an interval's row also have AVX2 versions, chosen at import where the CPU has AVX2 (the
@@ -41,6 +44,7 @@ outputs, so the numbers do not depend on the thread count.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int8_t
 from libc.math cimport NAN, isfinite
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 from libcpp.vector cimport vector
 
 cdef extern from *:
@@ -952,6 +956,26 @@ cdef extern from *:
         return job.failed ? -1 : 0;
     }
 
+    /* c3_round_medians over draws that come transposed already, as int8 (R, B) tables of one-visit
+       draws (keyed_round_tables): every replicate drew R rounds, so each table's largest row sum
+       is R, and the bound is known without reading the counts. C3_ROUND_WIDE where it reaches 2^7
+       (a series with several values per round, or of 128 values or more): the caller passes
+       int64 counts instead. */
+    static int c3_round_medians_int8(const double *values, const ptrdiff_t *cols, const ptrdiff_t *starts,
+                                     const ptrdiff_t *which, ptrdiff_t S, const int8_t *const *tables,
+                                     const ptrdiff_t *R, const ptrdiff_t *longest, const ptrdiff_t *repeats,
+                                     ptrdiff_t draws, ptrdiff_t B, double *out, double *medians, int threads) {
+        std::vector<int64_t> most(R, R + draws);
+        if (c3_round_weight_bound(most.data(), longest, repeats, draws) >= ((int64_t)1 << 7))
+            return C3_ROUND_WIDE;
+        c3_round_job job;
+        job.values = values; job.cols = cols; job.starts = starts; job.which = which;
+        job.ct = (const void *const *)tables;
+        job.R = R; job.B = B; job.out = out; job.medians = medians; job.failed = 0;
+        c3_run_chunks(c3_round_chunk8, &job, S, threads);
+        return job.failed ? -1 : 0;
+    }
+
     /* Use the AVX2 bodies (if the CPU has them) or not; returns whether they are in use. */
     static int c3_simd_use(int on) {
         c3_simd_avx2 = on && c3_simd_supported;
@@ -998,6 +1022,10 @@ cdef extern from *:
                          const Py_ssize_t *which, Py_ssize_t S, const int64_t *const *counts, const Py_ssize_t *R,
                          const Py_ssize_t *longest, const Py_ssize_t *repeats, Py_ssize_t draws, Py_ssize_t B,
                          double *out, double *medians, int threads) nogil
+    int c3_round_medians_int8(const double *values, const Py_ssize_t *cols, const Py_ssize_t *starts,
+                              const Py_ssize_t *which, Py_ssize_t S, const int8_t *const *tables, const Py_ssize_t *R,
+                              const Py_ssize_t *longest, const Py_ssize_t *repeats, Py_ssize_t draws, Py_ssize_t B,
+                              double *out, double *medians, int threads) nogil
     enum: C3_ROUND_NEGATIVE
     enum: C3_ROUND_WIDE
 
@@ -1341,6 +1369,67 @@ def keyed_round_counts(uint32_t seed, const uint32_t[::1] digests, list counts):
         c3_run_chunks(_round_counts_chunk, &job, n, threads)
 
 
+
+cdef struct RoundTablesJob:
+    uint32_t seed
+    const uint32_t *digests
+    int8_t **tables           # per scenario: its (R, B) counts, C order (the counts transposed)
+    const Py_ssize_t *rounds  # per scenario: R (at most MAX_TABLE_ROUNDS)
+    Py_ssize_t B
+
+
+cdef void _round_tables_chunk(void *ctx, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """Scenarios first..last-1 of a RoundTablesJob: _round_counts_chunk's draws, counted into the
+    transposed int8 table (a count is at most R < 2^7)."""
+    cdef RoundTablesJob *job = <RoundTablesJob *>ctx
+    cdef c3_bitgen r
+    cdef Py_ssize_t i, b, j, R, B = job.B
+    cdef int8_t *table
+    for i in range(first, last):
+        R = job.rounds[i]
+        table = job.tables[i]
+        memset(table, 0, R * B)
+        c3_bitgen_seed(&r, job.seed, job.digests[i])
+        for b in range(B):
+            for j in range(R):   # the same draws, in the same order, as _round_counts_chunk
+                table[<Py_ssize_t>c3_bounded(&r, <uint32_t>(R - 1)) * B + b] += 1
+
+
+# The most rounds a table of keyed_round_tables may have: every count of it fits int8.
+MAX_TABLE_ROUNDS = 127
+
+
+def keyed_round_tables(uint32_t seed, const uint32_t[::1] digests, list tables):
+    """keyed_round_counts transposed: ``tables[i]`` ((R_i, B) int8, B shared, R_i <= MAX_TABLE_ROUNDS)
+    gets the counts keyed_round_counts gives ``counts[i]``, as ``counts[i].T``. What
+    round_median_tables reads: a draw made in this layout is not transposed again, nor held in
+    int64 (2000 x 25 x 8 bytes per scenario, in a large report about 1 GB written and read back)."""
+    cdef Py_ssize_t i, n = len(tables), B = -1
+    cdef int8_t[:, ::1] view
+    cdef vector[int8_t *] at
+    cdef vector[Py_ssize_t] rounds
+    cdef Py_ssize_t total = 0
+    if digests.shape[0] != n:
+        raise ValueError("keyed_round_tables: one digest per scenario")
+    views = []  # keeps every buffer acquired while the pointers are used
+    for i in range(n):
+        view = tables[i]
+        if B < 0:
+            B = view.shape[1]
+        if view.shape[1] != B or not 1 <= view.shape[0] <= MAX_TABLE_ROUNDS:
+            raise ValueError(f"keyed_round_tables: tables of (R, B) with one B and 1 <= R <= {MAX_TABLE_ROUNDS}")
+        views.append(view)
+        at.push_back(&view[0, 0] if B > 0 else NULL)
+        rounds.push_back(view.shape[0])
+        total += view.shape[0]
+    if n == 0 or B == 0:
+        return
+    cdef RoundTablesJob job = RoundTablesJob(seed=seed, digests=&digests[0], tables=at.data(), rounds=rounds.data(),
+                                             B=B)
+    cdef int threads = <int>min(<Py_ssize_t>_threads_for(total, _ROUNDS_PER_THREAD), n)
+    with nogil:
+        c3_run_chunks(_round_tables_chunk, &job, n, threads)
+
 def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
                       const Py_ssize_t[::1] which, list counts, double[:, ::1] out, double[::1] medians):
     """stats.round_resampled_medians of S series at once: series s is ``values[starts[s]:starts[s+1]]``
@@ -1350,53 +1439,105 @@ def round_median_rows(const double[::1] values, const Py_ssize_t[::1] cols, cons
     written, where a running weight could reach 2^31 (the kernel's int32 sums): the caller's numpy
     code computes those. (The bound is taken from the draws' row sums while they are transposed:
     c3_transpose_counts reads each count once.)"""
-    cdef Py_ssize_t S = starts.shape[0] - 1, draws = len(counts), B = out.shape[1], i, s, k
-    if S < 0 or out.shape[0] != S or medians.shape[0] != S or which.shape[0] != max(S, 0) \
-            or cols.shape[0] != values.shape[0]:
-        raise ValueError("round_median_rows: one start per series and a last one, a draw per series, an (S, B) "
-                         "out, one column per value")
-    if S == 0:
-        return True
-    if starts[0] != 0 or starts[S] != values.shape[0]:
-        raise ValueError("round_median_rows: the starts must cover the values")
+    cdef _RoundSeries series = _RoundSeries(values, cols, starts, which, out, medians)
     cdef vector[const int64_t *] tables
-    cdef vector[Py_ssize_t] widths, longest, repeats, seen_in, times
     cdef const int64_t[:, ::1] table
-    cdef Py_ssize_t col
-    views = []
-    for k in range(draws):
-        table = counts[k]
-        if table.shape[0] != B:
+    views = []   # keeps every buffer acquired while the pointers are used
+    for table in counts:
+        if table.shape[0] != series.B:
             raise ValueError("round_median_rows: every draw needs B rows")
         views.append(table)
         tables.push_back(&table[0, 0] if table.shape[1] else NULL)
-        widths.push_back(table.shape[1])
-        longest.push_back(0)
-        repeats.push_back(0)
-    # per column: the last series that had a value in it, and how many it had
-    seen_in.assign(max(widths) if draws else 0, -1)
-    times.assign(max(widths) if draws else 0, 0)
-    for s in range(S):
-        if starts[s + 1] <= starts[s]:
-            raise ValueError("round_median_rows: every series needs a value")
-        if not 0 <= which[s] < draws:
-            raise ValueError("round_median_rows: a series names no draw")
-        longest[which[s]] = max(longest[which[s]], starts[s + 1] - starts[s])
-        for i in range(starts[s], starts[s + 1]):
-            col = cols[i]
-            if not 0 <= col < widths[which[s]]:
-                raise ValueError("round_median_rows: a column outside its draw")
-            if not isfinite(values[i]):
-                raise ValueError("round_median_rows: values must be finite")
-            if seen_in[col] != s:
-                seen_in[col], times[col] = s, 0
-            times[col] += 1
-            repeats[which[s]] = max(repeats[which[s]], times[col])
-    cdef int threads = _threads_for(S, _PAIRED_SERIES_PER_THREAD)
+        series.widths.push_back(table.shape[1])
+    if series.S == 0:
+        return True
+    series.check(values, cols, starts, which)
+    cdef int threads = _threads_for(series.S, _PAIRED_SERIES_PER_THREAD)
     cdef int status
     with nogil:
-        status = c3_round_medians(&values[0], &cols[0], &starts[0], &which[0], S, tables.data(), widths.data(),
-                                  longest.data(), repeats.data(), draws, B, &out[0, 0], &medians[0], threads)
+        status = c3_round_medians(&values[0], &cols[0], &starts[0], &which[0], series.S, tables.data(),
+                                  series.widths.data(), series.longest.data(), series.repeats.data(),
+                                  series.widths.size(), series.B, &out[0, 0], &medians[0], threads)
+    return _round_status(status)
+
+
+def round_median_tables(const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
+                        const Py_ssize_t[::1] which, list tables, double[:, ::1] out, double[::1] medians):
+    """round_median_rows over draws from keyed_round_tables (int8, (R_k, B): the counts transposed):
+    the same replicates and medians, without transposing or reading the draws first (every
+    replicate drew R_k rounds, which bounds the running weights). False, with nothing written, where
+    int8 could not hold a running weight (a series with several values in a round, or of 128 or
+    more): the caller passes the counts in int64 to round_median_rows then."""
+    cdef _RoundSeries series = _RoundSeries(values, cols, starts, which, out, medians)
+    cdef vector[const int8_t *] at
+    cdef const int8_t[:, ::1] table
+    views = []
+    for table in tables:
+        if table.shape[1] != series.B:
+            raise ValueError("round_median_tables: every draw needs B columns")
+        views.append(table)
+        at.push_back(&table[0, 0] if table.shape[0] else NULL)
+        series.widths.push_back(table.shape[0])
+    if series.S == 0:
+        return True
+    series.check(values, cols, starts, which)
+    cdef int threads = _threads_for(series.S, _PAIRED_SERIES_PER_THREAD)
+    cdef int status
+    with nogil:
+        status = c3_round_medians_int8(&values[0], &cols[0], &starts[0], &which[0], series.S, at.data(),
+                                       series.widths.data(), series.longest.data(), series.repeats.data(),
+                                       series.widths.size(), series.B, &out[0, 0], &medians[0], threads)
+    return _round_status(status)
+
+
+cdef class _RoundSeries:
+    """The series of a round_median_rows / round_median_tables call, checked against their draws:
+    each draw's width (its rounds), and per draw its longest series and the most values any of its
+    series has in one round (the bound on the running weights)."""
+
+    cdef Py_ssize_t S, B
+    cdef vector[Py_ssize_t] widths, longest, repeats
+
+    def __cinit__(self, const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
+                  const Py_ssize_t[::1] which, double[:, ::1] out, double[::1] medians):
+        self.S, self.B = starts.shape[0] - 1, out.shape[1]
+        if self.S < 0 or out.shape[0] != self.S or medians.shape[0] != self.S \
+                or which.shape[0] != max(self.S, 0) or cols.shape[0] != values.shape[0]:
+            raise ValueError("round_median_rows: one start per series and a last one, a draw per series, an (S, B) "
+                             "out, one column per value")
+        if self.S > 0 and (starts[0] != 0 or starts[self.S] != values.shape[0]):
+            raise ValueError("round_median_rows: the starts must cover the values")
+
+    cdef check(self, const double[::1] values, const Py_ssize_t[::1] cols, const Py_ssize_t[::1] starts,
+               const Py_ssize_t[::1] which):
+        cdef Py_ssize_t draws = self.widths.size(), s, i, col, k, widest = 0
+        cdef vector[Py_ssize_t] seen_in, times   # per column: the last series with a value in it, and how many
+        for k in range(draws):
+            widest = max(widest, self.widths[k])
+        self.longest.assign(draws, 0)
+        self.repeats.assign(draws, 0)
+        seen_in.assign(widest, -1)
+        times.assign(widest, 0)
+        for s in range(self.S):
+            if starts[s + 1] <= starts[s]:
+                raise ValueError("round_median_rows: every series needs a value")
+            k = which[s]
+            if not 0 <= k < draws:
+                raise ValueError("round_median_rows: a series names no draw")
+            self.longest[k] = max(self.longest[k], starts[s + 1] - starts[s])
+            for i in range(starts[s], starts[s + 1]):
+                col = cols[i]
+                if not 0 <= col < self.widths[k]:
+                    raise ValueError("round_median_rows: a column outside its draw")
+                if not isfinite(values[i]):
+                    raise ValueError("round_median_rows: values must be finite")
+                if seen_in[col] != s:
+                    seen_in[col], times[col] = s, 0
+                times[col] += 1
+                self.repeats[k] = max(self.repeats[k], times[col])
+
+
+cdef bint _round_status(int status) except -1:
     if status == C3_ROUND_NEGATIVE:
         raise ValueError("round_median_rows: negative counts")
     if status == C3_ROUND_WIDE:

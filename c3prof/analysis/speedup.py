@@ -50,7 +50,7 @@ from c3prof import forked
 from c3prof.analysis.dataset import Group, MergedRun
 from c3prof.analysis.stats import (CI, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_REPS,
                                    bootstrap_medians, draw_visit_picks, draw_visit_round_counts, fast_median,
-                                   kernel_threads_shared, keyed_bootstrap_medians, keyed_round_counts, no_ci,
+                                   kernel_threads_shared, keyed_bootstrap_medians, keyed_round_draws, no_ci, RoundDraw,
                                    paired_medians, percentile_ci, percentile_cis_of_rows, ROW_FRACTION, ROW_IDEAL,
                                    ROW_RATIO, ROW_SAME, rng_for, row_intervals, row_intervals_apply, sorted_by_length,
                                    sorted_median, sorted_row_medians)
@@ -95,7 +95,7 @@ class SeriesBank:
         self._ideal_reps: dict[tuple[str, str, str], np.ndarray] = {}   # ideal_replicates
         self._round_ids = np.empty(0, dtype=np.int64)   # group-wide round ids (sorted): the columns of _counts
         self._columns_of: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}   # _columns, per rounds array
-        self._counts: np.ndarray | None = None   # (n_resamples, n_rounds) of the current scenario
+        self._counts: RoundDraw | None = None   # (n_resamples, n_rounds) of the current scenario
         self.visit_rounds: list[np.ndarray] | None = None   # round ids of each visit (2+ visits)
         # The first (visit) stage, drawn once per group and number of visits and shared by every
         # scenario of the group (stats.draw_visit_round_counts says why); kept across clear().
@@ -132,7 +132,7 @@ class SeriesBank:
     def plan_scenarios(self, group_key: str, scenarios: list[tuple[str, list[MergedRun]]],
                        sweep_of: dict[int, str] | None = None) -> list[ScenarioRounds]:
         """plan_rounds of each (scenario, runs): the same plans, the one-visit round draws of all of
-        them in one call (stats.keyed_round_counts)."""
+        them in one call (stats.keyed_round_draws)."""
         n, seed = self.settings.n_resamples, self.settings.seed
         plans: dict[int, ScenarioRounds] = {}
         by_round: list[tuple[int, str, np.ndarray]] = []   # (place, scenario, round ids): one visit
@@ -149,8 +149,8 @@ class SeriesBank:
             picks = self._shared_visit_picks(group_key, len(visit_rounds))
             rng = rng_for(seed, group_key, scenario, "rounds")
             plans[at] = ScenarioRounds(ids, draw_visit_round_counts(visits, n, rng, picks), visit_rounds)
-        counts = keyed_round_counts([ids.size for _, _, ids in by_round], n, seed,
-                                    [(group_key, scenario, "rounds") for _, scenario, _ in by_round])
+        counts = keyed_round_draws([ids.size for _, _, ids in by_round], n, seed,
+                                   [(group_key, scenario, "rounds") for _, scenario, _ in by_round])
         for (at, _, ids), drawn in zip(by_round, counts):
             plans[at] = ScenarioRounds(ids, drawn, None)
         return [plans[at] for at in range(len(scenarios))]
@@ -290,11 +290,12 @@ def _complete_visits(runs: list[MergedRun], ids: list[int], sweep_of: dict[int, 
 @dataclass(frozen=True)
 class ScenarioRounds:
     """How a scenario is resampled by round (SeriesBank.plan_rounds): its round ids (sorted: the
-    columns of ``counts``), the (n_resamples, rounds) multiplicities (None: fewer than two rounds,
-    not resampled by round) and, for a scenario of 2+ complete visits, each visit's round ids."""
+    columns of ``counts``), the (n_resamples, rounds) multiplicities (stats.RoundDraw: as a
+    RoundTable where the kernels drew them; None: fewer than two rounds, not resampled by round)
+    and, for a scenario of 2+ complete visits, each visit's round ids."""
 
     ids: np.ndarray
-    counts: np.ndarray | None
+    counts: RoundDraw | None
     visit_rounds: list[np.ndarray] | None
 
 

@@ -134,6 +134,18 @@ def test_lists_encoded_ahead_give_the_same_bytes(steps, tmp_path):
     assert json_out.fast_encode(report, prepared) == whole
 
 
+@pytest.mark.parametrize("steps", [None, [5, 2500, 2500, 4000]])
+def test_empty_lists_encoded_ahead_give_the_same_bytes(steps):
+    """An empty interference list (a report without DMA runs), prepared once or per group: ``[]``,
+    the same bytes as encoding the report at once; the fragments of the other lists too."""
+    report = _with_lists(_large())
+    report["results"] += [dict(r, run=f"x{i}") for i, r in enumerate(report["results"][:1999])]
+    report["interference"] = []
+    prepared = _prepared(report, steps)
+    assert set(prepared.fragments(report)) == set(json_out.ENCODED_AHEAD)
+    assert json_out.fast_encode(report, prepared) == json_out.fast_encode(report)
+
+
 def test_lists_changed_after_prepare_are_encoded_again():
     """Items appended after the last prepare, or another list: write_json encodes that list itself
     (its encoded items are not used), and uses the others encoded ahead."""

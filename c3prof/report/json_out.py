@@ -107,7 +107,7 @@ class _EncodedList:
 
     def __init__(self) -> None:
         self._items: list | None = None   # the list, as last prepared
-        self._pieces: list[bytes] = []    # encoded items, each piece without its brackets
+        self._pieces: list[bytes] = []    # the items each prepare encoded, as a JSON list (brackets kept)
         self._count = 0                   # items encoded
         self._usable = True
 
@@ -127,14 +127,23 @@ class _EncodedList:
         except TypeError:
             self._usable = False
             return
-        self._pieces.append(piece[1:-1])
+        self._pieces.append(piece)
         self._count = len(items)
 
     def fragment(self, items):
-        """``items`` as one orjson.Fragment, or None unless it is the list prepared, every item encoded."""
+        """``items`` as one orjson.Fragment, or None unless it is the list prepared, every item encoded.
+        One piece (a report of one group) is the fragment as it is; several are joined in one copy
+        (the results of 10^6 samples are 21 MB: each copy of them cost the serial end of the report
+        about 20 ms and 5000 page faults)."""
         if not self._usable or items is not self._items or not isinstance(items, list) or len(items) != self._count:
             return None
-        return _orjson.Fragment(b"[" + b",".join(self._pieces) + b"]")
+        if len(self._pieces) == 1:
+            return _orjson.Fragment(self._pieces[0])
+        parts = [b"["]
+        for piece in self._pieces:   # each piece's items (a view: not copied), a comma between pieces
+            parts += [memoryview(piece)[1:-1], b","]
+        parts[-1] = b"]"             # the last comma, or the opening bracket's pair where there is no piece
+        return _orjson.Fragment(b"".join(parts) if len(parts) > 1 else b"[]")
 
 
 def _float_subclass(value: Any) -> float:

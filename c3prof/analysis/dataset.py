@@ -98,6 +98,13 @@ class MergedRun:
         return self.scenario.get("name", "")
 
     @functools.cached_property
+    def gemm_shape(self) -> tuple:
+        """(m, n, k, dtype) of the scenario's GEMM (bf16 where it names none): the falsification and
+        interference analyses key runs by it (tens of thousands of times in a large report)."""
+        g = self.scenario.get("gemm", {})
+        return (g.get("m"), g.get("n"), g.get("k"), g.get("dtype", "bf16"))
+
+    @functools.cached_property
     def transport(self) -> str | None:
         t = self.params.get("transport")
         return t if isinstance(t, str) else None

@@ -96,12 +96,16 @@ def _differences(pairs: list[tuple[RunMetrics, RunMetrics]], confidence: float) 
 
 
 def gemm_key(run: MergedRun) -> tuple:
-    g = run.scenario.get("gemm", {})
-    return (g.get("m"), g.get("n"), g.get("k"), g.get("dtype", "bf16"))
+    return run.gemm_shape
+
+
+def gemm_label(run: MergedRun) -> str:
+    m, n, k, dtype = run.gemm_shape
+    return f"{m}x{n}x{k} {dtype}"
 
 
 def gemm_json(run: MergedRun) -> dict:
-    m, n, k, dtype = gemm_key(run)
+    m, n, k, dtype = run.gemm_shape
     return {"m": m, "n": n, "k": k, "dtype": dtype, "label": f"{m}x{n}x{k} {dtype}"}
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from c3prof.analysis.dataset import Group
-from c3prof.analysis.falsification import (DifferenceMemo, FalsificationSettings, gemm_json, gemm_key,
+from c3prof.analysis.falsification import (DifferenceMemo, FalsificationSettings, gemm_key, gemm_label,
                                            paired_differences)
 from c3prof.analysis.speedup import RunMetrics
 from c3prof.analysis.stats import fast_median
@@ -112,7 +112,7 @@ def arms(group: Group, metrics: list[RunMetrics], confidence: float, memo: Diffe
         diff = next(diffs) if base else None
         nbytes = int(comm.get("bytes", 0))
         chunk = int(comm.get("chunk") or nbytes)
-        out.append(Arm(scenario=run.name, link=run.link, gemm=gemm_json(run)["label"], chunk=chunk,
+        out.append(Arm(scenario=run.name, link=run.link, gemm=gemm_label(run), chunk=chunk,
                        copies=max(1, nbytes // max(chunk, 1)), gap_us=comm.get("gap_us"), rate_gbps=_bytes_moved(run) / m.medians["T_c"] / 1e6,
                        slowdown=m.gemm_slowdown.value, slowdown_ci=m.gemm_slowdown.ci_list,
                        dma_minus_sm=diff.value if diff else None, dma_minus_sm_ci=diff.ci_list if diff else None,
@@ -134,7 +134,7 @@ def controls(metrics: list[RunMetrics]) -> list[dict]:
             continue
         comm = run.scenario.get("comm", {})
         nbytes = int(comm.get("bytes", 0))
-        out.append({"scenario": run.name, "kind": kind, "gemm": gemm_json(run)["label"],
+        out.append({"scenario": run.name, "kind": kind, "gemm": gemm_label(run),
                     "ctas": run.params.get("comm_ctas"), "duration_us": comm.get("duration_us"),
                     # A device copy reads and writes each byte: its HBM write rate is bytes / T_c.
                     "hbm_write_gbps": nbytes / m.medians["T_c"] / 1e6 if nbytes else 0.0,
@@ -220,7 +220,7 @@ def dose_response(group: Group, metrics: list[RunMetrics], s: FalsificationSetti
     groups: dict[tuple[str, str], list[Arm]] = {}
     for a in all_arms:
         groups.setdefault((a.link, a.gemm), []).append(a)
-    order = {gemm_json(m.run)["label"]: gemm_key(m.run) for m in metrics}
+    order = {gemm_label(m.run): gemm_key(m.run) for m in metrics}
     thresholds = []
     for (link, gemm), ga in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], ()))):
         ga.sort(key=_dose)

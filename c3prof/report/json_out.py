@@ -139,7 +139,7 @@ class _EncodedList:
             return None
         if len(self._pieces) == 1:
             return _orjson.Fragment(self._pieces[0])
-        parts = [b"["]
+        parts: list[bytes | memoryview] = [b"["]
         for piece in self._pieces:   # each piece's items (a view: not copied), a comma between pieces
             parts += [memoryview(piece)[1:-1], b","]
         parts[-1] = b"]"             # the last comma, or the opening bracket's pair where there is no piece

@@ -355,6 +355,11 @@ def many_bootstrap_medians(xs: np.ndarray, rngs: Sequence[np.random.Generator], 
 EVEN_ROWS = 64   # keyed_bootstrap_medians' series per pass for even n (4 kernel threads' worth)
 
 
+def _seed_words(seed: int, keys: Sequence[tuple]) -> tuple[int, np.ndarray]:
+    """The words a keyed kernel seeds each generator with: rng_for's seed word and each key's digest."""
+    return int(seed) & 0xFFFFFFFF, np.array([key_digest(*k) for k in keys], dtype=np.uint32)
+
+
 def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_resamples: int) -> np.ndarray:
     """many_bootstrap_medians with series i drawing from ``rng_for(seed, *keys[i])``: the same (S, B)
     replicates, from the compiled kernel when it is built (it runs those generators itself, without
@@ -363,9 +368,8 @@ def keyed_bootstrap_medians(xs: np.ndarray, seed: int, keys: Sequence[tuple], n_
     if _bootstrap is None or n <= 1 or n > _TABLE_MAX_N:
         return many_bootstrap_medians(xs, [rng_for(seed, *k) for k in keys], n_resamples)
     xs = np.ascontiguousarray(xs, dtype=float)
-    digests = np.array([key_digest(*k) for k in keys], dtype=np.uint32)
+    word, digests = _seed_words(seed, keys)
     keep, alias = _median_rank_alias(n)
-    word = int(seed) & 0xFFFFFFFF  # as rng_for
     if n % 2:
         out = np.empty((s, n_resamples))
         _bootstrap.odd_tabled_medians(xs, word, digests, keep, alias, out)
@@ -446,8 +450,7 @@ def keyed_round_counts(n_rounds: Sequence[int], n_resamples: int, seed: int,
     if _bootstrap is None or any(not 1 <= r < 2**32 for r in n_rounds):
         return [draw_round_counts(r, n_resamples, rng_for(seed, *k)) for r, k in zip(n_rounds, keys)]
     counts = [np.empty((n_resamples, r), dtype=np.int64) for r in n_rounds]
-    digests = np.array([key_digest(*k) for k in keys], dtype=np.uint32)
-    _bootstrap.keyed_round_counts(int(seed) & 0xFFFFFFFF, digests, counts)   # the seed word as rng_for's
+    _bootstrap.keyed_round_counts(*_seed_words(seed, keys), counts)
     return counts
 
 
@@ -484,8 +487,7 @@ def keyed_round_draws(n_rounds: Sequence[int], n_resamples: int, seed: int, keys
     buffer = np.empty(sum(n_rounds) * n_resamples, dtype=np.int8)
     ends = np.cumsum(n_rounds) * n_resamples
     tables = [buffer[end - r * n_resamples:end].reshape(r, n_resamples) for r, end in zip(n_rounds, ends.tolist())]
-    digests = np.array([key_digest(*k) for k in keys], dtype=np.uint32)
-    _bootstrap.keyed_round_tables(int(seed) & 0xFFFFFFFF, digests, tables)
+    _bootstrap.keyed_round_tables(*_seed_words(seed, keys), tables)
     return [RoundTable(t) for t in tables]
 
 

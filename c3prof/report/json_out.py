@@ -137,13 +137,15 @@ class _EncodedList:
         about 20 ms and 5000 page faults)."""
         if not self._usable or items is not self._items or not isinstance(items, list) or len(items) != self._count:
             return None
+        if not self._pieces:
+            return _orjson.Fragment(b"[]")
         if len(self._pieces) == 1:
             return _orjson.Fragment(self._pieces[0])
         parts: list[bytes | memoryview] = [b"["]
         for piece in self._pieces:   # each piece's items (a view: not copied), a comma between pieces
             parts += [memoryview(piece)[1:-1], b","]
-        parts[-1] = b"]"             # the last comma, or the opening bracket's pair where there is no piece
-        return _orjson.Fragment(b"".join(parts) if len(parts) > 1 else b"[]")
+        parts[-1] = b"]"             # in place of the last comma
+        return _orjson.Fragment(b"".join(parts))
 
 
 def _float_subclass(value: Any) -> float:

@@ -144,3 +144,19 @@ def test_not_armed_it_is_a_normal_exit():
     with pytest.raises(SystemExit) as caught:
         quick_exit.leave(4)
     assert caught.value.code == 4
+
+
+def test_build_report_hands_its_metrics_to_quick_exit(monkeypatch):
+    """The analysis' metrics are not in the report: armed, build_report hands them to ``hold`` (the
+    command then exits without freeing them); every complete run's RunMetrics is among them."""
+    from c3prof.analysis.dataset import load
+    from c3prof.analysis.speedup import BootstrapSettings, RunMetrics
+    from c3prof.report.build import ReportSettings, build_report
+
+    held: list = []
+    monkeypatch.setattr(quick_exit, "hold", lambda *objects: held.extend(objects))
+    dataset = load([TRACE])
+    report = build_report(dataset, ReportSettings(boot=BootstrapSettings(n_resamples=200)))
+    metrics = [m for obj in held if isinstance(obj, list) for m in obj if isinstance(m, RunMetrics)]
+    assert {m.run.id for m in metrics} == {r["run"] for r in report["results"]}
+    assert len(report["results"]) > 0

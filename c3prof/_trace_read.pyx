@@ -12,6 +12,7 @@ Each gives exactly what its Python version gives (those stay, as the reference a
 checkout that was not built; tests/test_trace_read.py compares them on random and edge cases).
 """
 
+from cpython cimport array as c_array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
@@ -20,9 +21,9 @@ from cpython.object cimport PyObject
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
-import numpy as np
+import array
 
-from c3prof.trace_fast import PHASE_FIELD_TYPES, PHASE_FIELDS, remember_identity
+from c3prof.trace_fast import PHASE_FIELD_TYPES, PHASE_FIELDS, SHARED_NAMES, remember_identity
 
 cdef extern from "Python.h":
     bint PyFloat_CheckExact(PyObject *)
@@ -154,17 +155,17 @@ cdef class SampleColumns:
     def export(self):
         """What another process's SampleColumns needs to take these records over (``adopt``; a
         trace read in two processes, trace_parts.py): whether a number broke the rule, the taken
-        samples dicts in order, each one's repetition count, and the two columns. Called instead
-        of check(): the dicts keep None in place of their series."""
+        samples dicts in order, each one's repetition count, and the two columns, as the standard
+        library's arrays (int64 and float64): a process reading ahead (read_ahead.py) has not
+        imported numpy. Called instead of check(): the dicts keep None in place of their series."""
         cdef Py_ssize_t i, n = len(self._records)
-        counts = np.empty(n, dtype=np.int64)
-        cdef long long[::1] out = counts
+        cdef c_array.array counts = c_array.clone(_INT64_TEMPLATE, n, zero=False)
         dicts = []
         for i in range(n):
             samples, layout = self._records[i]
             dicts.append(samples)
-            out[i] = layout[0][3]
-        return self._bad, dicts, counts, _read_only(&self._durations), _read_only(&self._starts)
+            counts.data.as_longlongs[i] = layout[0][3]
+        return self._bad, dicts, counts, _std_array(&self._durations), _std_array(&self._starts)
 
     def adopt(self, bint bad, list dicts, const long long[::1] counts, const double[::1] durations,
               const double[::1] starts):
@@ -199,8 +200,24 @@ cdef class SampleColumns:
         self._records += records
 
 
+# The standard library's arrays that export() clones: int64 and float64.
+cdef c_array.array _INT64_TEMPLATE = array.array("q")
+cdef c_array.array _FLOAT64_TEMPLATE = array.array("d")
+
+
+cdef c_array.array _std_array(vector[double] *values):
+    """A copy of ``values`` as a standard-library float64 array (export's columns)."""
+    cdef Py_ssize_t n = values.size()
+    cdef c_array.array out = c_array.clone(_FLOAT64_TEMPLATE, n, zero=False)
+    if n:
+        memcpy(out.data.as_doubles, values.data(), n * sizeof(double))
+    return out
+
+
 cdef object _read_only(vector[double] *values):
     """A read-only float64 copy of ``values`` (views of it are every series' values: none may change another)."""
+    import numpy as np   # here, not at import: a process reading ahead (read_ahead.py) never checks
+
     cdef Py_ssize_t n = values.size()
     array = np.empty(n, dtype=np.float64)
     cdef double[::1] out = array
@@ -213,6 +230,7 @@ cdef object _read_only(vector[double] *values):
 # The required phase fields and their exact types (trace_fast's), as tuples the loop indexes.
 cdef tuple _PHASE_FIELDS = tuple(PHASE_FIELDS)
 cdef tuple _PHASE_FIELD_TYPES = tuple(PHASE_FIELD_TYPES)
+cdef tuple _SHARED_NAMES = tuple(SHARED_NAMES)
 
 
 cdef class PhaseAcceptor:
@@ -224,7 +242,7 @@ cdef class PhaseAcceptor:
     cdef tuple _phases, _series
     cdef long long _max_round
     cdef set _identities
-    cdef dict _shared
+    cdef dict _shared, _names, _rounds
 
     def __init__(self, batch, rules):
         self._batch = batch
@@ -233,6 +251,8 @@ cdef class PhaseAcceptor:
         self._check_identity, self._dumps = rules.check_identity, rules.dumps
         self._identities = set()
         self._shared = {}     # JSON text -> the first dict read with it
+        self._names = {}      # a name -> the first string read with it
+        self._rounds = {}     # a list of rounds (as a tuple) -> the first list read with it
 
     def accept(self, rec):
         """True: ``rec`` is a valid phase record, its samples now in the batch. False: not sure
@@ -272,6 +292,14 @@ cdef class PhaseAcceptor:
         r["scenario"] = self._shared.setdefault(scenario_json, r["scenario"])
         r["params"] = self._shared.setdefault(self._dumps(r["params"]), r["params"])
         r["stop"] = self._shared.setdefault(self._dumps(r["stop"]), r["stop"])
+        # Names and lists of rounds likewise (trace_fast says why).
+        cdef Py_ssize_t k
+        for k in range(len(_SHARED_NAMES)):
+            value = r.get(_SHARED_NAMES[k])
+            if value is not None:
+                r[_SHARED_NAMES[k]] = self._names.setdefault(value, value)
+        if rounds is not None:
+            r["rounds"] = self._rounds.setdefault(tuple(<list>rounds), rounds)
         return True
 
 

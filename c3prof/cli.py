@@ -27,7 +27,7 @@ import sys
 import traceback
 from collections.abc import Mapping
 
-from c3prof import __version__, quick_exit
+from c3prof import __version__, quick_exit, read_ahead
 from c3prof.errors import C3profError
 from c3prof.extras import missing_extra_message
 
@@ -97,6 +97,8 @@ def program() -> None:
     argv = sys.argv[1:]
     if _chosen(argv) == "report":
         quick_exit.arm()
+        # Before numpy and the analyses are imported: a large trace's second part is read meanwhile.
+        read_ahead.start(argv)
     quick_exit.leave(main(argv))
 
 

@@ -45,7 +45,6 @@ from c3prof.errors import ScenarioError, TraceError
 from c3prof.inputs import TRACE_MAX_BYTES, check_input_file, foreign_kind
 from c3prof.scenarios import Scenario, check_name
 from c3prof.trace_fast import PhaseRules, PlainPhases
-from c3prof.trace_samples import SampleBatch, Samples, read_only_arrays
 
 try:  # the reader's text scan and sample columns in C (_trace_read.pyx); the Python ones when not built
     from c3prof import _trace_read
@@ -54,6 +53,8 @@ except ImportError:
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from c3prof.trace_samples import Samples
 
 
 def _optional_orjson() -> Any:
@@ -833,7 +834,11 @@ def _read_part(path: str | Path, start: int) -> trace_parts.Part:
 def new_sample_batch() -> Samples:
     """What read_trace leaves the phases' samples to: the compiled SampleColumns when built, else
     trace_samples.SampleBatch (the same verdicts and arrays)."""
-    return SampleBatch(*_SAMPLE_RULES) if _trace_read is None else _sample_columns()
+    if _trace_read is not None:
+        return _sample_columns()
+    from c3prof.trace_samples import SampleBatch   # numpy's: imported when needed (read_ahead.py says why)
+
+    return SampleBatch(*_SAMPLE_RULES)
 
 
 def _sample_columns() -> _trace_read.SampleColumns:
@@ -849,6 +854,8 @@ def _read_records(path: str | Path, records: Iterable[tuple[int, dict]], batch: 
     """read_trace's pass over the records (line number, record; iter_records' or the parts'). With
     ``batch``, the phases' samples are left to it (their arrays come with batch.check()); without,
     each phase's samples become arrays as it is read."""
+    from c3prof.trace_samples import read_only_arrays   # numpy's: imported when needed (read_ahead.py says why)
+
     trace: Trace | None = None
     runs: dict[str, Run] = {}
     source = str(path)

@@ -223,3 +223,24 @@ def test_compiled_acceptor_gives_the_python_verdicts(name):
             taken = acceptor(batch, trace._phase_rules(orjson)).accept(mine)
             results.append((taken, mine if not taken else json.dumps(mine, sort_keys=True), batch.check()))
         assert results[0] == results[1], name
+
+
+@pytest.mark.parametrize("acceptor", ACCEPTORS, ids=lambda a: a.__module__)
+def test_repeated_names_and_round_lists_are_kept_once(acceptor):
+    """Equal run ids, strategies, variants, phases, round groups and round lists of the accepted
+    records are one object each (a child's part then pickles each once: trace_parts.py); the
+    values are the ones read."""
+    lines = (DATA / "h200_default_1.jsonl").read_text().splitlines()
+    phases = acceptor(_batch(), trace._phase_rules(orjson))
+    accepted = []
+    for line in lines:
+        rec = orjson.loads(line)
+        exact = json.loads(line)
+        if phases.accept(rec):
+            accepted.append(rec)
+            assert {k: v for k, v in rec.items() if k != "samples"} == \
+                {k: v for k, v in exact.items() if k != "samples"}
+    assert len(accepted) > 20 and all("rounds" in rec for rec in accepted)
+    for key in ("run", "strategy", "variant", "phase", "round_group", "rounds"):
+        values = [rec[key] for rec in accepted]
+        assert len({id(v) for v in values}) == len({json.dumps(v) for v in values}) < len(values), key

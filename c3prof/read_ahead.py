@@ -14,8 +14,8 @@ compiled ``_trace_read``) and reads the lines from FIRST_SHARE of the file on, e
 trace_parts' child does, and sends its part back through a pipe. The command meanwhile imports
 numpy and the analyses, parses its arguments as always and opens the trace; when read_trace then
 reads that file in two processes, trace_parts.records_in_parts takes this child's part (listed in
-``trace_parts.ahead``) instead of forking one, and reads the first part itself. The trace read is the same Trace either
-way (tests/test_read_ahead.py).
+``trace_parts.ahead``) instead of forking one, and reads the first part itself. The trace read is
+the same Trace either way (tests/test_read_ahead.py).
 
 The command line is only glanced at here (``trace_to_read``): a wrong guess costs a child's work,
 never a result. The part is used only for the file it was read from, unchanged since (the same
@@ -68,7 +68,7 @@ class ReadAhead:
     def _receive(self) -> tuple[bool, Any]:
         with os.fdopen(self._fd, "rb") as pipe:
             message = pipe.read()
-        os.waitpid(self._pid, 0)
+        _reap(self._pid)
         try:
             return pickle.loads(message)
         except Exception:   # noqa: BLE001 - nothing or part of a message: the child died on the way
@@ -92,7 +92,15 @@ class ReadAhead:
         except ProcessLookupError:
             pass
         os.close(self._fd)
-        os.waitpid(self._pid, 0)
+        _reap(self._pid)
+
+
+def _reap(pid: int) -> None:
+    """Wait for the child ``pid`` to end (already reaped: nothing to do)."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 # Whether _stop_all is registered with atexit (once).
@@ -191,10 +199,13 @@ def start(argv: Sequence[str]) -> ReadAhead | None:
     from c3prof.report.heap import keep_freed_memory
 
     keep_freed_memory()
-    read_fd, write_fd = os.pipe()
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:   # no file descriptor left: read_trace forks later, or reads in one process
+        return None
     try:
         pid = os.fork()
-    except OSError:   # refused (a limit on processes or memory): read_trace forks later, or reads in one
+    except OSError:   # refused (a limit on processes or memory): likewise
         os.close(read_fd)
         os.close(write_fd)
         return None

@@ -18,6 +18,7 @@ import pytest
 
 from c3prof import forked, read_ahead, trace, trace_parts
 from c3prof.errors import TraceError
+from trace_helpers import trace_contents
 
 if trace._trace_read is None or not forked.can_fork() or not sys.platform.startswith("linux"):
     pytest.skip("needs the compiled reader, fork and Linux", allow_module_level=True)
@@ -33,16 +34,6 @@ def small_parts(monkeypatch):
     monkeypatch.setattr(trace_parts, "MIN_BYTES", 1)
     monkeypatch.setattr(forked, "available_cpus", lambda: 2)
     monkeypatch.setattr(read_ahead.os, "sched_getaffinity", lambda pid: {0, 1})
-
-
-def _contents(t: trace.Trace) -> list:
-    """Everything read_trace gives, in order, with the samples as lists."""
-    runs = [(rid, r.scenario, r.strategy, r.variant, r.params, r.source, r.validations, r.counters, r.errors,
-             [(key, p.name, list(p.samples), [v.tolist() for v in p.samples.values()], p.stop,
-               {k: v for k, v in p.record.items() if k != "samples"}) for key, p in r.phases.items()])
-            for rid, r in t.runs.items()]
-    return [t.path, t.header, t.machines, t.ceilings, t.engine_evidence, t.counter_sources, t.ends, t.errors,
-            t.orphans, runs]
 
 
 # -- the command line ---------------------------------------------------------------------------------
@@ -89,7 +80,7 @@ def test_a_trace_read_ahead_is_the_trace_read_in_one_process(small_parts, path):
     assert ahead.start == trace_parts.split_at(path, read_ahead.FIRST_SHARE)
     two = trace.read_trace(path, processes=2)
     assert not trace_parts.ahead   # taken
-    assert _contents(two) == _contents(trace.read_trace(path))
+    assert trace_contents(two) == trace_contents(trace.read_trace(path))
 
 
 def test_a_bad_line_in_the_part_read_ahead_is_the_error_of_the_one_process_read(small_parts, tmp_path):
@@ -136,7 +127,7 @@ def _dead_child(path: Path) -> read_ahead.ReadAhead:
 
 def test_a_child_that_died_leaves_its_part_to_this_process(small_parts):
     ahead = _dead_child(SMOKE)
-    assert _contents(trace.read_trace(SMOKE, processes=2)) == _contents(trace.read_trace(SMOKE))
+    assert trace_contents(trace.read_trace(SMOKE, processes=2)) == trace_contents(trace.read_trace(SMOKE))
     assert ahead.result() is None   # what records_in_parts saw: it read the part itself
     with pytest.raises(ChildProcessError):
         os.waitpid(ahead._pid, os.WNOHANG)   # reaped

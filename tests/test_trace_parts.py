@@ -13,6 +13,7 @@ import pytest
 
 from c3prof import forked, trace, trace_parts
 from c3prof.errors import TraceError
+from trace_helpers import trace_contents
 
 if trace._trace_read is None or not forked.can_fork():
     pytest.skip("needs the compiled reader and the fork start method", allow_module_level=True)
@@ -21,20 +22,10 @@ DATA = Path(__file__).parent / "data"
 SMOKE = DATA / "h200_smoke.jsonl"
 
 
-def _contents(t: trace.Trace) -> list:
-    """Everything read_trace gives, in order, with the samples as lists (arrays compare elementwise)."""
-    runs = [(rid, r.scenario, r.strategy, r.variant, r.params, r.source, r.validations, r.counters, r.errors,
-             [(key, p.name, list(p.samples), [v.tolist() for v in p.samples.values()], p.stop,
-               {k: v for k, v in p.record.items() if k != "samples"}) for key, p in r.phases.items()])
-            for rid, r in t.runs.items()]
-    return [t.path, t.header, t.machines, t.ceilings, t.engine_evidence, t.counter_sources, t.ends, t.errors,
-            t.orphans, runs]
-
-
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.jsonl")), ids=lambda p: p.name)
 def test_committed_traces_read_in_two_processes_are_the_same(path):
     one, two = trace.read_trace(path), trace.read_trace(path, processes=2)
-    assert _contents(two) == _contents(one)
+    assert trace_contents(two) == trace_contents(one)
     for run in two.runs.values():
         for phase in run.phases.values():
             assert all(not v.flags.writeable and v.dtype == np.float64 for v in phase.samples.values())
@@ -98,7 +89,7 @@ def test_a_refused_fork_reads_both_halves_here_and_says_so(monkeypatch, capsys):
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(forked.ProcessPoolExecutor, "submit", refuse)
-    assert _contents(trace.read_trace(SMOKE, processes=2)) == _contents(trace.read_trace(SMOKE))
+    assert trace_contents(trace.read_trace(SMOKE, processes=2)) == trace_contents(trace.read_trace(SMOKE))
     assert "could not start another process" in capsys.readouterr().err
 
 
@@ -106,7 +97,7 @@ def test_a_file_of_one_line_has_no_second_part(tmp_path):
     path = tmp_path / "one.jsonl"
     path.write_bytes(SMOKE.read_bytes().splitlines(keepends=True)[0])
     assert trace_parts.split_at(path) is None
-    assert _contents(trace.read_trace(path, processes=2)) == _contents(trace.read_trace(path))
+    assert trace_contents(trace.read_trace(path, processes=2)) == trace_contents(trace.read_trace(path))
     at = trace_parts.split_at(SMOKE)
     assert SMOKE.read_bytes()[at - 1:at] == b"\n" and at > SMOKE.stat().st_size * trace_parts.FIRST_SHARE
 

@@ -82,8 +82,8 @@ def _summary(group: Group, strategy: str, selection: str, variant: str | None, c
              excluded: list[dict], boot: BootstrapSettings, min_ideal: float,
              ideal_passes: _IdealPasses | None = None) -> dict:
     passes, undefined, too_little = [], [], []
-    # The row's lists of passing scenarios, filled in the same pass (a large report's rows each hold
-    # thousands of runs, and one pass instead of eight took a tenth of the summary's Python time).
+    # The row's lists of passing scenarios, filled in the same pass: a large report's rows each hold
+    # thousands of runs, once walked eight times here.
     names, values, reference_own, above_ideal, unpaired, small, gemm, comm = [], [], [], [], [], [], [], []
     # The replicates' candidates: every scenario with replicates, whether or not its point passes.
     cand_fractions, cand_ideals = [], []

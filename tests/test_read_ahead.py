@@ -25,7 +25,6 @@ if trace._trace_read is None or not forked.can_fork() or not sys.platform.starts
 
 DATA = Path(__file__).parent / "data"
 SMOKE = DATA / "h200_smoke.jsonl"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -162,9 +161,8 @@ program()
 
 
 def _command(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", COMMAND, *args], capture_output=True, text=True, timeout=300,
-                          env=env)
+    # The interpreter as it is: the c3prof it imports is this process's (installed, or this checkout).
+    return subprocess.run([sys.executable, "-c", COMMAND, *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: the report reads in one process")
@@ -194,7 +192,7 @@ print("started", ahead._pid if ahead else None, flush=True)
 
 def test_a_part_never_taken_is_stopped_when_the_command_exits():
     done = subprocess.run([sys.executable, "-c", NEVER_TAKEN, str(SMOKE)], capture_output=True, text=True,
-                          timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          timeout=60)
     assert done.returncode == 0, done.stderr
     started, stopped = done.stdout.split("\n")[:2]
     assert started.startswith("started ") and started != "started None"
@@ -205,7 +203,6 @@ def test_the_reader_imports_no_numpy():
     """What the child imports before it reads (its head start is numpy's import)."""
     code = "import sys, c3prof.trace, c3prof._trace_read, c3prof.read_ahead; print(sorted(" \
            "m for m in sys.modules if m.split('.')[0] in ('numpy', 'multiprocessing', 'concurrent')))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

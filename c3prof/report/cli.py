@@ -101,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="processes sharing the analysis (the bootstrap, and the strategy summary beside the "
                           "rest; the report is the same for any N); faster on a large "
                           f"trace when cores are idle. auto: one per usable CPU (at most 4) for a "
-                          f"group of {AUTO_MIN_RUNS}+ runs, else 1")
+                          f"group of {AUTO_MIN_RUNS}+ runs, else 1. A trace of 4 MB or more is read in two "
+                          "processes unless N is 1")
     fig = parser.add_argument_group("figures and Perfetto")
     fig.add_argument("--timeline-run", metavar="RUN",
                      help="run id (scenario/strategy/variant) for the timeline figure (default: the base run of the "

@@ -26,13 +26,13 @@ start none; nor do systems other than Linux (fork is what the report's other pro
 
 from __future__ import annotations
 
-import atexit
 import os
-import pickle
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+# pickle, signal and atexit are imported where they are used: c3prof.cli imports this module for
+# every command, and only a report that reads ahead needs them.
 
 # This process's share of the bytes when the child starts this early: less than trace_parts'
 # FIRST_SHARE (0.6), since the child starts reading while this process still imports.
@@ -66,6 +66,8 @@ class ReadAhead:
         return value
 
     def _receive(self) -> tuple[bool, Any]:
+        import pickle
+
         with os.fdopen(self._fd, "rb") as pipe:
             message = pipe.read()
         _reap(self._pid)
@@ -87,6 +89,8 @@ class ReadAhead:
         if self._outcome is not None:
             return
         self._outcome = (False, RuntimeError("stopped"))
+        import signal
+
         try:
             os.kill(self._pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -216,6 +220,8 @@ def start(argv: Sequence[str]) -> ReadAhead | None:
     ahead = ReadAhead(path, identity, begin, pid, read_fd)
     global _stopping_at_exit
     if not _stopping_at_exit:
+        import atexit
+
         atexit.register(_stop_all)
         _stopping_at_exit = True
     trace_parts.ahead[os.path.abspath(path)] = ahead   # read_trace takes it from there
@@ -227,6 +233,7 @@ def _child(path: str, begin: int, fd: int) -> None:
     status = 0
     try:
         import gc
+        import pickle
 
         gc.disable()   # reading makes some 10^5 objects and no cycle (trace.gc_paused says why)
         from c3prof import trace
@@ -238,8 +245,9 @@ def _child(path: str, begin: int, fd: int) -> None:
             message = (False, exc)
         try:
             data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:   # an error that cannot be pickled: its name and text
-            data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+        except Exception as refused:   # what cannot be pickled: the error's (or the refusal's) name and text
+            error = message[1] if not message[0] else refused
+            data = pickle.dumps((False, RuntimeError(f"{type(error).__name__}: {error}")))
         with os.fdopen(fd, "wb") as pipe:
             pipe.write(data)
     except BaseException:   # noqa: BLE001 - the command gone (a broken pipe) or interrupted: nothing to tell

@@ -5,6 +5,7 @@ Builds, in a temporary directory, a trace with ``--samples`` repetitions in tota
 10,000 runs: 2500 scenarios x 4 strategy/variants x 4 phases x 25 repetitions; the concurrent phase
 carries all five series), then times ``python -m c3prof report TRACE --json OUT --quiet`` in fresh
 subprocesses and reports the median wall time and the child's peak RSS. Goal: under 3 s on 2 cores.
+``--terminal`` times it printing its terminal report instead (to /dev/null), as a person runs it.
 
 Side by side: ``--baseline REV`` also times the c3prof of git revision REV (its ``c3prof/`` package,
 extracted with ``git archive``, run by the same interpreter, with its compiled report modules (the
@@ -42,6 +43,7 @@ written beside the installed files (not with ``--figures``: its workers' imports
     python benchmarks/bench_report.py --cpus 0,1 --baseline-tree /tmp/base   # 2 cores of a bigger machine
     python benchmarks/bench_report.py --also-jobs auto         # this worktree with and without report -j auto
     python benchmarks/bench_report.py --no-compile             # source trees as they are (no compileall first)
+    python benchmarks/bench_report.py --terminal --baseline main   # with the terminal tables printed (to /dev/null)
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ def bytecode_prefix(whos: list[Candidate], trace: Path, tmp: Path) -> tuple[Path
     for who in whos:
         listing = tmp / "imports.json"
         cmd = [who.python, "-c", _LIST_IMPORTS, str(listing), "report", str(trace), "--json", str(tmp / "r.json"),
-               "--quiet", *who.extra]
+               *OUTPUT, *who.extra]
         subprocess.run(cmd, cwd=who.cwd, env=env, check=True, stdout=subprocess.DEVNULL)
         files.setdefault(who.python, set()).update(json.loads(listing.read_text()))
     lacking = 0
@@ -241,10 +243,10 @@ def compile_package(who: Candidate) -> bool:
 def time_report(who: Candidate, trace: Path, out: Path, extra: list[str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one `c3prof report --json` in a
     fresh process. On a shared machine the CPU time moves less with the load than the wall time."""
-    cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), "--quiet", *who.extra, *extra]
+    cmd = [who.python, "-m", "c3prof", "report", str(trace), "--json", str(out), *OUTPUT, *who.extra, *extra]
     t0 = time.perf_counter()
     pin = (lambda: os.sched_setaffinity(0, CPUS)) if CPUS else None   # --cpus: the child on those CPUs only
-    proc = subprocess.Popen(cmd, cwd=who.cwd, preexec_fn=pin)
+    proc = subprocess.Popen(cmd, cwd=who.cwd, preexec_fn=pin, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -318,6 +320,8 @@ RUNS_LOG: list[dict] = []
 PAIRS: dict[str, dict] = {}
 # The CPUs every timed report runs on (--cpus; empty: wherever the system puts it).
 CPUS: set[int] = set()
+# What the timed reports print: nothing (--quiet), or with --terminal the terminal report, to /dev/null.
+OUTPUT: list[str] = ["--quiet"]
 
 
 def _load() -> str:
@@ -349,6 +353,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write every run (wall, CPU, RSS, load) as JSON")
     ap.add_argument("--no-compile", action="store_true",
                     help="do not byte-compile the candidates' packages first (time the source trees as they are)")
+    ap.add_argument("--terminal", action="store_true",
+                    help="time the report with its terminal tables (written to /dev/null), not --quiet: "
+                         "the command as a person runs it")
     ap.add_argument("--write-trace", type=Path, metavar="PATH",
                     help="only write the SYNTHETIC trace (--samples, --scenarios, --rounds) to PATH, time nothing")
     args = ap.parse_args()
@@ -359,6 +366,8 @@ def main() -> int:
             raise SystemExit(f"bench_report.py: error: {exc}") from None
         print(f"wrote {args.write_trace}: {exact:,d} samples (SYNTHETIC)")
         return 0
+    if args.terminal:
+        OUTPUT.clear()
     if args.cpus:
         CPUS.update(int(c) for c in args.cpus.split(","))
     print(f"c3prof report benchmark: {os.cpu_count()} CPUs" + (f" (reports pinned to {sorted(CPUS)})" if CPUS else "")
@@ -407,7 +416,7 @@ def _write_json(args: argparse.Namespace, wall: float) -> None:
     args.json.write_text(json.dumps({
         "what": "c3prof report --json on a SYNTHETIC trace" if not args.figures else f"--figures on {args.figures}",
         "samples": args.samples, "scenarios": args.scenarios, "rounds": args.rounds, "repeat": args.repeat,
-        "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS),
+        "jobs": args.jobs, "also_jobs": args.also_jobs, "cpus_pinned": sorted(CPUS), "terminal": args.terminal,
         "byte_compiled": not args.no_compile, "bytecode_prefix": BYTECODE or None,
         "pythondontwritebytecode": os.environ.get("PYTHONDONTWRITEBYTECODE", ""),
         "baseline_tree": str(args.baseline_tree or ""),

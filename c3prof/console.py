@@ -84,6 +84,12 @@ def print_flags(console: Console, flagged: list[tuple[str, str]]) -> None:
             console.print(f"  [yellow]![/] {escape(name)}: {escape(flag)}")
 
 
+def print_left_out(console: Console, left_out: int, what: str) -> None:
+    """The line below a table cut at --max-rows: how many ``what`` it left out and where they are."""
+    if left_out:
+        console.print(f"[dim]... {left_out:,} more {what} not shown (--max-rows N shows more; --json has them all)[/]")
+
+
 def compact_table(title: str) -> Table:
     """The compact tables' style: no vertical rules, one space of padding (they fit 100 columns)."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)

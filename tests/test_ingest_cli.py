@@ -166,3 +166,20 @@ def test_rerun_replaces_the_output_set_and_refuses_a_foreign_directory(tmp_path)
     assert "would not write again" in msg and "notes.txt" in msg
     assert (out / "notes.txt").read_text() == "mine" and (out / "ingest.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_max_rows_cuts_the_scenario_table_and_counts_the_rest(tmp_path):
+    """--max-rows as report takes it: the first N scenarios (the JSON's order), a line counting the rest;
+    a value that is not a whole number from 1 is one line and exit 2."""
+    p = _run("ingest", RANK0, RANK1, "--out", tmp_path / "o", "--json", tmp_path / "r.json", "--max-rows", "1")
+    assert p.returncode == 0, p.stderr
+    results = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert len(results) > 1
+    more = f"... {len(results) - 1} more scenarios not shown (--max-rows N shows more; --json has them all)"
+    assert more in p.stdout
+    table = p.stdout[p.stdout.index("C3 regions by scenario"):p.stdout.index(more)]
+    rows = [line for line in table.splitlines() if "% [" in line]   # one fraction of ideal per scenario
+    assert len(rows) == 1 and f"{100 * results[0]['time_share']:.1f}%" in rows[0]
+    for rows in ("0", "x", "100001"):
+        line = _one_line_error(_run("ingest", RANK0, "--out", tmp_path / "bad", "--max-rows", rows))
+        assert "--max-rows" in line

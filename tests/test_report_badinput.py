@@ -84,6 +84,8 @@ def test_bad_options(tmp_path):
     assert_one_line_error(run_cli(str(SYNTHETIC), "--threshold", "0.9"), "--threshold")
     for jobs in ("0", "-1", "two", "65"):
         assert_one_line_error(run_cli(str(SYNTHETIC), "--jobs", jobs), "--jobs")
+    for rows in ("0", "-1", "many", "100001"):
+        assert_one_line_error(run_cli(str(SYNTHETIC), "--max-rows", rows), "--max-rows")
     assert_one_line_error(run_cli(str(SYNTHETIC), "--figures", str(tmp_path / "f"), "--timeline-run", "no/such/run"),
                           "--timeline-run")
     empty = tmp_path / "emptydir"

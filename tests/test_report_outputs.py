@@ -190,6 +190,7 @@ def test_the_default_terminal_report_fits_100_columns_uncut(names, monkeypatch, 
     lines = capsys.readouterr().out.splitlines()
     assert lines and max(len(line) for line in lines) <= 100
     assert not [line for line in lines if "\u2026" in line]
+    assert not [line for line in lines if "not shown" in line]   # --max-rows's default cuts no shipped suite
 
 
 def test_long_scenario_names_break_after_their_hyphens(monkeypatch, capsys):
@@ -208,3 +209,31 @@ def test_long_scenario_names_break_after_their_hyphens(monkeypatch, capsys):
     assert main(["report", str(DATA / "h200_default_proc2_t.jsonl")]) == 0
     cells = [line[:17].strip() for line in capsys.readouterr().out.splitlines()]
     assert "llama70b-fsdp-" in cells and "param-prefetch" in cells
+
+
+def test_max_rows_shows_the_first_scenarios_whole_and_counts_the_rest(monkeypatch, capsys, tmp_path):
+    """A large input's terminal tables show their first --max-rows entries and say how many more
+    --json holds: on the measured interference capture (36 scenarios, 36 experiments, 36 arms), the
+    first 5 scenarios with every one of their rows, in the JSON's order."""
+    from report_helpers import DATA
+    monkeypatch.setenv("COLUMNS", "100")
+    trace = str(DATA / "h200_interference.jsonl")
+    assert main(["report", trace, "--max-rows", "5", "--json", str(tmp_path / "r.json")]) == 0
+    text = capsys.readouterr().out
+    rep = json.loads((tmp_path / "r.json").read_text())
+    order = list(dict.fromkeys(r["scenario"] for r in rep["results"]))
+    assert len(order) == 36 and len(rep["falsification"]) == 36
+    results = text[text.index("Results on"):text.index("real. = realized speedup")]
+    named = [line[:19].strip() for line in results.splitlines() if line[:19].strip()]
+    assert [n for n in named if n in order] == order[:5]
+    rows = [line for line in results.splitlines() if "/default" in line]
+    assert len(rows) == sum(r["scenario"] in order[:5] for r in rep["results"])
+    assert "... 31 more scenarios not shown (--max-rows N shows more; --json has them all)" in text
+    falsification = text[text.index("Falsification:"):text.index("more experiments")]
+    assert len([line for line in falsification.splitlines() if line.rstrip().endswith(("refuted", "holds"))]) == 5
+    assert "... 31 more experiments not shown" in text and "... 31 more arms not shown" in text
+    assert len(text.split("Premise '")) - 1 == 5   # one evidence line per experiment shown
+    # every row, with a limit above the sizes
+    assert main(["report", trace, "--max-rows", "36"]) == 0
+    whole = capsys.readouterr().out
+    assert "not shown" not in whole and all(name in whole for name in order)

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from c3prof.errors import C3profError
 from c3prof.figures.formats import PATTERNS as FIGURE_PATTERNS  # as report's --figures: a re-run replaces these
 from c3prof.figures.formats import add_argument as add_figure_formats
 from c3prof.outputs import Output, print_written
+from c3prof.row_limit import max_rows
 
 
 EXAMPLES = """examples:
@@ -35,7 +35,6 @@ EXAMPLES = """examples:
 """
 
 OUT_FILES = ("scenarios.toml", "ingest.json")  # everything -o DIR holds (a re-run replaces these)
-MAX_ROWS = 100_000
 # --wide: the scenario table with every column takes about this many columns.
 WIDE_WIDTH = 200
 
@@ -56,8 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "supported one (all_gather); without this flag every such mapping is stated")
     parser.add_argument("--include-last-step", action="store_true",
                         help="HTA overlap: keep the last ProfilerStep (HTA drops it by default, as does c3prof)")
-    parser.add_argument("--max-rows", type=int, default=30, metavar="N",
-                        help=f"scenarios shown in the table (1 to {MAX_ROWS})")
+    parser.add_argument("--max-rows", type=max_rows, default=30, metavar="N",
+                        help="scenarios shown in the table; the rest is counted below it (--json has them all)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only warnings and where files went")
     parser.add_argument("--wide", action="store_true",
                         help="the scenario table with every column (instances, overlap time, the slowdowns' "
@@ -79,8 +78,6 @@ def _check(args: argparse.Namespace) -> tuple[list[Path], list[str], dict[str, O
     from c3prof.ingest.inputs import expand_inputs
     from c3prof.outputs import check_outputs
 
-    if not 1 <= args.max_rows <= MAX_ROWS:
-        raise C3profError(f"--max-rows must be between 1 and {MAX_ROWS}, got {args.max_rows}")
     files, notes = expand_inputs(args.traces)
     outputs = check_outputs(files, _outputs(args))  # creates nothing
     return files, notes, {o.flag: o for o in outputs}

@@ -6,8 +6,10 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from c3prof.console import CLASS_SHORT, compact_table, number, percent, print_flags, ratio, wrap_name
+from c3prof.console import (CLASS_SHORT, compact_table, number, percent, print_flags, print_left_out, ratio,
+                            wrap_name)
 from c3prof.ingest.analyze import IngestResult
+from c3prof.row_limit import first_rows
 
 
 def render(result: IngestResult, console: Console, max_rows: int = 30, wide: bool = False) -> None:
@@ -19,8 +21,6 @@ def render(result: IngestResult, console: Console, max_rows: int = 30, wide: boo
     _overlap_table(result, console)
     _breakdown_table(result, console)
     (_wide_regions if wide else _compact_regions)(result, console, max_rows)
-    if len(result.results) > max_rows:
-        console.print(f"... {len(result.results) - max_rows} more scenarios in the JSON output")
     for w in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(w)}")
     for n in result.notes:
@@ -43,13 +43,14 @@ def _compact_regions(result: IngestResult, console: Console, max_rows: int) -> N
     for col, just in columns:
         table.add_column(col, justify=just, no_wrap=col not in ("scenario", "replay as"), overflow="fold",
                          min_width=SCENARIO_WIDTH if col == "scenario" else None)
-    shown = result.results[:max_rows]
+    shown, left_out = first_rows(result.results, max_rows)
     for r in shown:
         table.add_row(escape(wrap_name(r.scenario, SCENARIO_WIDTH)), CLASS_SHORT.get(r.taxonomy, r.taxonomy) if r.taxonomy else "-",
                       f"{100 * r.time_share:.1f}%", number(r.ideal_speedup), number(r.realized_speedup),
                       percent(r.fraction_of_ideal, r.fraction_ci), number(r.gemm_slowdown), number(r.comm_slowdown),
                       (r.replay_op or "[dim]-[/]") + (" !" if r.flags else ""))
     console.print(table)
+    print_left_out(console, left_out, "scenarios")
     console.print("[dim]share = of the trace's overlapped time; real. = realized speedup; G sd / C sd = GEMM / "
                   "communication slowdown; replay as: the c3prof scenario that replays it (- none); "
                   "instances, overlap times and every interval: --wide or --json.[/]")
@@ -64,13 +65,15 @@ def _wide_regions(result: IngestResult, console: Console, max_rows: int) -> None
         ("fraction of ideal [95% CI]", "right"), ("replay as", "left"))
     for col, just in columns:
         table.add_column(col, justify=just, overflow="fold")
-    for r in result.results[:max_rows]:
+    shown, left_out = first_rows(result.results, max_rows)
+    for r in shown:
         table.add_row(
             escape(r.scenario) + ("".join(f"\n[yellow]flag:[/] {escape(f)}" for f in r.flags)), r.taxonomy or "-", str(r.n_instances), f"{r.overlap_ns / 1e6:.3f}",
             f"{100 * r.time_share:.1f}%", ratio(r.gemm_slowdown, r.gemm_slowdown_ci, 2),
             ratio(r.comm_slowdown, r.comm_slowdown_ci, 2), number(r.ideal_speedup), number(r.realized_speedup),
             percent(r.fraction_of_ideal, r.fraction_ci), r.replay_op or "[dim]not replayable[/]")
     console.print(table)
+    print_left_out(console, left_out, "scenarios")
 
 
 def _overlap_table(result: IngestResult, console: Console) -> None:

@@ -28,6 +28,7 @@ from c3prof.figures.formats import add_argument as add_figure_formats
 from c3prof.forked import can_fork
 from c3prof.outputs import Output, atomic_directory, check_outputs, in_write_order, print_written
 from c3prof.report.heap import keep_freed_memory
+from c3prof.row_limit import max_rows
 from c3prof.stage_line import StageLine
 from c3prof.trace import gc_paused
 
@@ -45,6 +46,8 @@ MAX_RESAMPLES = 100_000
 MAX_PERFETTO_REPS = 100_000
 MAX_THRESHOLD = 1000.0
 MAX_JOBS = 64
+# --max-rows: every suite c3prof ships (49 scenarios at most) prints whole.
+DEFAULT_MAX_ROWS = 50
 
 
 def _jobs(text: str) -> int:
@@ -75,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--wide", action="store_true",
                      help="terminal report with every column (link, intervals of every ratio, drift, pairing); "
                           "about 230 columns instead of 100")
+    out.add_argument("--max-rows", type=max_rows, default=DEFAULT_MAX_ROWS, metavar="N",
+                     help="scenarios shown in the results table, and entries in each other table of the terminal "
+                          "report; the rest is counted below the table (--json has every row)")
     out.add_argument("--strict", action="store_true",
                      help="exit with status 1 when the report has alerts (failed validation, DMA not on copy engines)")
     ana = parser.add_argument_group("analysis")
@@ -298,7 +304,7 @@ def _report(args, settings, files, outputs: list[Output], figures) -> int:
     if not args.quiet and not to_stdout:
         from c3prof.report.table import render
 
-        render(report, wide=args.wide)
+        render(report, wide=args.wide, max_rows=args.max_rows)
     print_written("report", written, to_stderr=to_stdout)
     quick_exit.hold(dataset, report)   # the c3prof command exits without freeing them (quick_exit.py)
     if args.strict and report["alerts"]:

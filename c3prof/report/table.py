@@ -1,7 +1,8 @@
 """The terminal report (rich): results per scenario x strategy x variant, the per-strategy summary,
 the rules, falsification verdicts, and everything that went wrong (alerts, incomplete runs, errors).
 
-Rendering only: every number comes from the report dict.
+Rendering only: every number comes from the report dict. A table that grows with the input (one row
+per scenario, arm, run or error) shows its first ``max_rows`` entries and counts the rest.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from c3prof.console import (CLASS_SHORT, compact_table, make_console, number, percent, print_flags, ratio,
-                            wrap_name)
+from c3prof.console import (CLASS_SHORT, compact_table, make_console, number, percent, print_flags, print_left_out,
+                            ratio, wrap_name)
+from c3prof.row_limit import MAX_ROWS, first_rows
 from c3prof.units import format_bytes, format_duration_us
 
 VERDICT_STYLE = {"holds": "bold green", "refuted": "bold red", "inconclusive": "yellow",
@@ -34,14 +36,16 @@ def _counter(entry: dict | None, kind: str) -> str:
 WIDE_WIDTH = 240
 
 
-def _inputs(con: Console, rep: dict) -> None:
+def _inputs(con: Console, rep: dict, max_rows: int) -> None:
     t = compact_table("Traces")
     for col in ("file", "rank/world", "host", "group", "status"):
         t.add_column(col)
-    for i in rep["inputs"]:
+    inputs, left_out = first_rows(rep["inputs"], max_rows)
+    for i in inputs:
         status = i["skipped"] or ("complete" if i["finished"] else "unfinished capture")
         t.add_row(i["path"], f"{i['rank']}/{i['world_size']}", i["hostname"], i["group"] or "-", status)
     con.print(t)
+    print_left_out(con, left_out, "traces")
     for m in rep["machine"]:
         bal = ", ".join(f"{k} {v:.0f}" for k, v in m["machine_balance_flop_per_byte"].items()) or "unknown"
         con.print(f"[bold]{m['platform']}[/] (backend {m['backend']}): hosts {', '.join(m['hosts']) or '?'}; "
@@ -88,10 +92,15 @@ WIDE_COLUMNS = ("scenario", "class", "GEMM", "comm", "link", "strategy", "varian
                 "fraction of ideal", "own frac.", "GEMM slowdown", "comm slowdown", "GEMM drift", "paired", "n")
 
 
-def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None:
+def _results(con: Console, rep: dict, platform: str, wide: bool, max_rows: int) -> None:
     rows = [r for r in rep["results"] if r["platform"] == platform]
     if not rows:
         return
+    # Cut at whole scenarios: a scenario's strategy rows are read against each other.
+    scenarios, left_out = first_rows(list(dict.fromkeys(r["scenario"] for r in rows)), max_rows)
+    if left_out:
+        shown = set(scenarios)
+        rows = [r for r in rows if r["scenario"] in shown]
     conf = f"{rep['settings']['confidence']:.0%}"
     t = compact_table(f"Results on {platform} (medians; {conf} intervals; * default variant; ! see flags)")
     for col in WIDE_COLUMNS if wide else COMPACT_COLUMNS:
@@ -102,6 +111,7 @@ def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None
         t.add_row(*(_wide_row if wide else _compact_row)(r, r["scenario"] != last))
         last = r["scenario"]
     con.print(t)
+    print_left_out(con, left_out, "scenarios")
     if not wide:
         con.print("[dim]real. = realized speedup; G sd / C sd = GEMM / communication slowdown when concurrent; "
                   "links, intervals of every ratio, drift and pairing: --wide or --json.[/]")
@@ -124,7 +134,7 @@ def _results(con: Console, rep: dict, platform: str, wide: bool = False) -> None
         con.print(f"[yellow]Reference 'own' (no comparable base run):[/] {'; '.join(own)}")
 
 
-def _strategies(con: Console, rep: dict, platform: str) -> None:
+def _strategies(con: Console, rep: dict, platform: str, max_rows: int) -> None:
     rows = [s for s in rep["strategies"] if s["platform"] == platform]
     if not rows:
         return
@@ -147,7 +157,7 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
         if s["ci_reason"]:
             notes.append(f"{name}: {s['ci_reason']}")
         if s.get("above_ideal"):
-            notes.append(f"{name}: above 100% in {', '.join(s['above_ideal'])}")
+            notes.append(f"{name}: above 100% in {_listed(s['above_ideal'], max_rows)}")
         if s["excluded"]:
             notes.append(f"{name}: {len(s['excluded'])} scenario(s) left out by the inclusion rule (--json lists why)")
     con.print(t)
@@ -160,6 +170,12 @@ def _strategies(con: Console, rep: dict, platform: str) -> None:
               f"mean_fraction_pi_repeat).[/]")
 
 
+def _listed(names: list[str], max_rows: int) -> str:
+    """Names on one line, the first ``max_rows`` of them and a count of the rest."""
+    shown, left_out = first_rows(names, max_rows)
+    return ", ".join(shown) + (f" and {left_out:,} more (--json)" if left_out else "")
+
+
 def _bracket(ci: list[float] | None) -> str:
     """An interval of fractions in percent (no sign: the column is marked), one decimal when it is
     narrower than 2 points."""
@@ -169,13 +185,14 @@ def _bracket(ci: list[float] | None) -> str:
     return f"[{ci[0] * 100:.{digits}f}, {ci[1] * 100:.{digits}f}]"
 
 
-def _falsification(con: Console, rep: dict) -> None:
+def _falsification(con: Console, rep: dict, max_rows: int) -> None:
     if not rep["falsification"]:
         return
     t = compact_table("Falsification: " + rep["falsification"][0]["premise"])
     for col in ("GEMM", "transfer", "DMA", "SM", "DMA - SM (paired CI)", "ovl.", "verdict"):
         t.add_column(col, no_wrap=True)
-    for f in rep["falsification"]:
+    entries, left_out = first_rows(rep["falsification"], max_rows)
+    for f in entries:
         tr = f["transfer"]
         d, ci = f.get("dma_minus_sm"), f.get("dma_minus_sm_ci")
         diff = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [-]")
@@ -185,7 +202,8 @@ def _falsification(con: Console, rep: dict) -> None:
                   diff, "-" if f["overlap_fraction"] is None else f"{f['overlap_fraction']:.0%}",
                   Text(f["verdict"], style=VERDICT_STYLE.get(f["verdict"], "")))
     con.print(t)
-    for f in rep["falsification"]:
+    print_left_out(con, left_out, "experiments")
+    for f in entries:
         con.print(f"  [{VERDICT_STYLE.get(f['verdict'], '')}]{f['verdict']}[/]: {f['evidence']}")
         c = f.get("counters") or {}
         if c.get("l2_sectors_ratio"):
@@ -196,13 +214,14 @@ def _falsification(con: Console, rep: dict) -> None:
     con.print(f"[dim]Rule: {rep['falsification'][0]['rule']}[/]")
 
 
-def _interference(con: Console, rep: dict) -> None:
+def _interference(con: Console, rep: dict, max_rows: int) -> None:
     """The dose-response: GEMM slowdown against copy-engine bytes/s, and the threshold per link and GEMM."""
     for d in rep.get("interference", []):
         t = compact_table(f"Interference dose-response on {d['platform']}: GEMM slowdown vs copy-engine rate")
         for col in ("link", "GEMM", "copies", "GB/s avg/GEMM", "GEMM slowdown", "DMA-SM"):
             t.add_column(col, no_wrap=True)
-        for a in sorted(d["arms"], key=lambda a: (a["link"], a["gemm"], a["rate_gbps"])):
+        arms, left_out = first_rows(sorted(d["arms"], key=lambda a: (a["link"], a["gemm"], a["rate_gbps"])), max_rows)
+        for a in arms:
             window = a.get("window_rate_gbps")
             copies = f"{a['copies']}x{format_bytes(a['chunk'])}"
             if a.get("gap_us"):
@@ -212,58 +231,69 @@ def _interference(con: Console, rep: dict) -> None:
             t.add_row(a["link"].removeprefix("pcie_"), a["gemm"].replace(" bf16", ""), copies, rates,
                       ratio(a["slowdown"], a["slowdown_ci"]), "n/a" if diff is None else f"{diff:+.3f}")
         con.print(t)
+        print_left_out(con, left_out, "arms")
         con.print("[dim]GB/s avg/GEMM: the transfer's average rate alone / the rate during the GEMM's interval "
                   "(modelled from the copies' schedule: the dose the thresholds use). DMA-SM: paired difference "
                   "of GEMM slowdowns, copy engine minus SM carrier (intervals: --json).[/]")
-        _controls(con, d)
-        _mechanism(con, d)
-        for th in d["thresholds"]:
+        _controls(con, d, max_rows)
+        _mechanism(con, d, max_rows)
+        thresholds, left_out = first_rows(d["thresholds"], max_rows)
+        for th in thresholds:
             ai = th.get("gemm_intensity")
             con.print(f"  {th['link']} beside {th['gemm']}" + (f" ({ai:.0f} FLOP/B)" if ai else "") + f": {th['text']}")
+        print_left_out(con, left_out, "thresholds")
         con.print(f"[dim]Rule: {d['rule']}[/]")
 
 
-def _controls(con: Console, d: dict) -> None:
+def _controls(con: Console, d: dict, max_rows: int) -> None:
     if not d.get("controls"):
         return
     t = compact_table("Controls beside the same GEMMs (base runs, no copy engine)")
     for col in ("control", "GEMM", "CTAs", "HBM write GB/s", "GEMM slowdown"):
         t.add_column(col, no_wrap=True)
-    for c in sorted(d["controls"], key=lambda c: (c["kind"], c["gemm"], c["hbm_write_gbps"])):
+    controls, left_out = first_rows(sorted(d["controls"], key=lambda c: (c["kind"], c["gemm"], c["hbm_write_gbps"])), max_rows)
+    for c in controls:
         label = c["kind"] + (f" {format_duration_us(c['duration_us'])}" if c.get("duration_us") else "")
         t.add_row(label, c["gemm"].replace(" bf16", ""), str(c.get("ctas") or "-"), f"{c['hbm_write_gbps']:.1f}",
                   ratio(c["slowdown"], c["slowdown_ci"]))
     con.print(t)
+    print_left_out(con, left_out, "controls")
 
 
-def _mechanism(con: Console, d: dict) -> None:
+def _mechanism(con: Console, d: dict, max_rows: int) -> None:
     if not d.get("mechanism"):
         return
     t = compact_table("Mechanism (Nsight Compute, per repetition): what each arm adds to the GEMM's memory traffic")
     for col in ("scenario", "carrier", "GEMM slowdown", "DRAM rd +MB", "wr +MB", "L2 hit, SM loads"):
         t.add_column(col, no_wrap=True)
     pct = lambda v: "-" if v is None else f"{v:.2%}"   # noqa: E731
-    for r in d["mechanism"]:
+    rows, left_out = first_rows(d["mechanism"], max_rows)
+    for r in rows:
         t.add_row(r["scenario"], "CE" if r["carrier"] == "copy_engine" else "SM", ratio(r["slowdown"], r["slowdown_ci"]), f"{r['dram_read_added_mb']:+.1f}",
                   f"{r['dram_write_added_mb']:+.1f}", f"{pct(r['l2_sm_read_hit_alone'])}->{pct(r['l2_sm_read_hit_beside'])}")
     con.print(t)
+    print_left_out(con, left_out, "rows")
 
 
-def _sweeps(con: Console, rep: dict) -> None:
-    for s in rep["comm_sweeps"]:
+def _sweeps(con: Console, rep: dict, max_rows: int) -> None:
+    sweeps, left_out = first_rows(rep["comm_sweeps"], max_rows)
+    for s in sweeps:
         if s["knee_bytes"]:
             con.print(f"  comm sweep {s['op']} over {s['transport']} ({s['platform']}): plateau "
                       f"{s['plateau_bytes_per_s'] / 1e9:.1f} GB/s, latency-bound below {format_bytes(s['knee_bytes'])}")
         else:
             con.print(f"  comm sweep {s['op']} over {s['transport']} ({s['platform']}): {s['reason']}")
+    print_left_out(con, left_out, "comm sweeps")
 
 
-def _not_applicable(con: Console, rep: dict) -> None:
-    for e in rep.get("not_applicable", []):
+def _not_applicable(con: Console, rep: dict, max_rows: int) -> None:
+    entries, left_out = first_rows(rep.get("not_applicable", []), max_rows)
+    for e in entries:
         con.print(f"[dim]not applicable: {e.get('run')}: {e['message']}[/]")
+    print_left_out(con, left_out, "runs not applicable")
 
 
-def _problems(con: Console, rep: dict) -> None:
+def _problems(con: Console, rep: dict, max_rows: int) -> None:
     if rep["alerts"]:
         body = "\n".join(f"- {a['message']}" for a in rep["alerts"])
         con.print(Panel(body, title="ALERTS", border_style="bold red", style="red"))
@@ -271,35 +301,39 @@ def _problems(con: Console, rep: dict) -> None:
         t = compact_table("Incomplete runs (left out of the results)")
         for col in ("platform", "run", "missing phases", "errors"):
             t.add_column(col)
-        for i in rep["incomplete"]:
+        incomplete, left_out = first_rows(rep["incomplete"], max_rows)
+        for i in incomplete:
             t.add_row(i["platform"], i["run"], ", ".join(i["missing_phases"]), "; ".join(map(str, i["errors"])))
         con.print(t)
+        print_left_out(con, left_out, "incomplete runs")
     if rep["errors"]:
         t = compact_table("Error records")
         for col in ("platform", "run", "phase", "message", "trace"):
             t.add_column(col)
-        for e in rep["errors"]:
+        errors, left_out = first_rows(rep["errors"], max_rows)
+        for e in errors:
             t.add_row(e["platform"], str(e.get("run") or "-"), str(e.get("phase") or "-"), e["message"],
                       str(e.get("trace")))
         con.print(t)
+        print_left_out(con, left_out, "error records")
     unval = rep["validation"]["unvalidated_dma_runs"]
     if unval:
-        con.print(f"[yellow]DMA runs without a validation record:[/] {', '.join(u['run'] for u in unval)}")
+        con.print(f"[yellow]DMA runs without a validation record:[/] {_listed([u['run'] for u in unval], max_rows)}")
     for n in rep["notes"]:
         con.print(f"[dim]note: {n}[/]")
 
 
-def render(rep: dict, console: Console | None = None, wide: bool = False) -> None:
+def render(rep: dict, console: Console | None = None, wide: bool = False, max_rows: int = MAX_ROWS) -> None:
     con = console or make_console(wide=WIDE_WIDTH if wide else None)
-    _inputs(con, rep)
+    _inputs(con, rep, max_rows)
     for m in rep["machine"]:
-        _results(con, rep, m["platform"], wide)
-        _strategies(con, rep, m["platform"])
-    _falsification(con, rep)
-    _interference(con, rep)
+        _results(con, rep, m["platform"], wide, max_rows)
+        _strategies(con, rep, m["platform"], max_rows)
+    _falsification(con, rep, max_rows)
+    _interference(con, rep, max_rows)
     con.print("[bold]Rules[/]")
     for r in rep["rules"]:
         con.print(f"  [bold]{r['name']}[/]: {r['rule']}")
-    _sweeps(con, rep)
-    _not_applicable(con, rep)
-    _problems(con, rep)
+    _sweeps(con, rep, max_rows)
+    _not_applicable(con, rep, max_rows)
+    _problems(con, rep, max_rows)

@@ -43,7 +43,7 @@ FIRST_SHARE = 0.45
 VALUE_OPTIONS = frozenset({
     "-o", "--json", "--out", "--csv", "--figures", "--figure-formats", "--perfetto", "--perfetto-max-reps",
     "--split-by", "-j", "--jobs", "--threshold", "--plateau-fraction", "--confidence", "--resamples", "--seed",
-    "--min-gain", "--tolerance", "--min-overlap", "--timeline-run",
+    "--min-gain", "--tolerance", "--min-overlap", "--timeline-run", "--max-rows",
 })
 
 

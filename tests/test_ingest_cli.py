@@ -180,6 +180,6 @@ def test_max_rows_cuts_the_scenario_table_and_counts_the_rest(tmp_path):
     table = p.stdout[p.stdout.index("C3 regions by scenario"):p.stdout.index(more)]
     rows = [line for line in table.splitlines() if "% [" in line]   # one fraction of ideal per scenario
     assert len(rows) == 1 and f"{100 * results[0]['time_share']:.1f}%" in rows[0]
-    for rows in ("0", "x", "100001"):
-        line = _one_line_error(_run("ingest", RANK0, "--out", tmp_path / "bad", "--max-rows", rows))
+    for value in ("0", "x", "100001"):
+        line = _one_line_error(_run("ingest", RANK0, "--out", tmp_path / "bad", "--max-rows", value))
         assert "--max-rows" in line

@@ -272,7 +272,7 @@ def _mechanism(con: Console, d: dict, max_rows: int) -> None:
         t.add_row(r["scenario"], "CE" if r["carrier"] == "copy_engine" else "SM", ratio(r["slowdown"], r["slowdown_ci"]), f"{r['dram_read_added_mb']:+.1f}",
                   f"{r['dram_write_added_mb']:+.1f}", f"{pct(r['l2_sm_read_hit_alone'])}->{pct(r['l2_sm_read_hit_beside'])}")
     con.print(t)
-    print_left_out(con, left_out, "rows")
+    print_left_out(con, left_out, "mechanism rows")
 
 
 def _sweeps(con: Console, rep: dict, max_rows: int) -> None:
